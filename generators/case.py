@@ -1,0 +1,37 @@
+"""A generated case: the input, the attributes set on the node, and the partitions it exercises."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spec import type_of
+
+
+@dataclass(frozen=True)
+class Case:
+    """One ArgMin input for one version.
+
+    ``attributes`` holds exactly the attributes set on the node: an omitted attribute is absent,
+    which is a different input from one set to its default. ``tags`` name the input partitions
+    the case exercises, as ``"key:value"`` strings (``"dtype:float16"``, ``"ties:far-apart"``),
+    so a report can count how often each partition was reached. ``intent`` is the kind the
+    generator meant to produce (semantic, rejection or undefined); the oracle has the last word."""
+
+    version: int
+    data: np.ndarray
+    attributes: Mapping[str, int] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    intent: str = "semantic"
+
+    @property
+    def dtype_name(self) -> str:
+        tensor_type = type_of(self.data.dtype)
+        return tensor_type.name if tensor_type else str(self.data.dtype)
+
+    def __repr__(self) -> str:
+        attrs = ", ".join(f"{k}={v}" for k, v in self.attributes.items())
+        return (f"Case(ArgMin-{self.version}, {self.dtype_name}{list(self.data.shape)}"
+                f"{', ' + attrs if attrs else ''}, data={self.data.tolist()!r})")

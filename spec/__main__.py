@@ -1,0 +1,49 @@
+"""``python -m spec diff OLD NEW`` prints what changed between two ArgMin versions;
+``python -m spec show N`` prints one version's types, attributes and clauses."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import SpecError, load, versions
+from .diff import diff
+
+
+def _show(number: int) -> None:
+    version = load(number)
+    print(f"{version.operator}-{version.number} ({version.domain}, {version.support_level})")
+    print("T:", ", ".join(version.type_names))
+    for attribute in version.attributes.values():
+        print(f"attribute {attribute.name}: default {attribute.default}, accepted {attribute.accepted()}, "
+              f"since {attribute.since}")
+    for clause in version.clauses:
+        print(f"{clause.id:<4} {clause.kind:<10} {clause.title:<24} {clause.text()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m spec", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    between = commands.add_parser("diff", help="what changed between two versions")
+    between.add_argument("old", type=int)
+    between.add_argument("new", type=int)
+    one = commands.add_parser("show", help="one version's contents")
+    one.add_argument("version", type=int)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "show":
+            _show(args.version)
+            return 0
+        changes = diff(load(args.old), load(args.new))
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"ArgMin-{args.old} -> ArgMin-{args.new}: {len(changes)} change(s)"
+          f" (versions with spec files: {', '.join(map(str, versions()))})")
+    for change in changes:
+        print(f"  {change}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

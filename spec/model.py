@@ -1,0 +1,147 @@
+"""Typed, immutable views of the spec files: what the rest of the suite asks instead of
+hard-coding a dtype list, a default or a range."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+_EXPR = re.compile(r"^(?P<neg>-?)r(?P<off>[+-]\d+)?$")
+
+
+def evaluate(expr: str, rank: int) -> int:
+    """Value of a range bound such as ``-r``, ``r-1`` or ``0`` for an input of rank ``rank``."""
+    match = _EXPR.match(expr)
+    if match is None:
+        return int(expr)
+    value = -rank if match["neg"] else rank
+    return value + int(match["off"] or 0)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A tensor element type: its ONNX name, the numpy dtype that holds it, its family."""
+
+    name: str
+    dtype: np.dtype
+    family: str  # float, signed, unsigned, bool, complex, float8
+
+    @property
+    def is_float(self) -> bool:
+        return self.family in ("float", "float8")
+
+
+@dataclass(frozen=True)
+class Range:
+    """An accepted range with bounds written in terms of the input rank r, e.g. [-r, r-1]."""
+
+    min: str
+    max: str
+    stated: bool  # False where the standard implies the range without writing it down
+
+    def bounds(self, rank: int) -> tuple[int, int]:
+        return evaluate(self.min, rank), evaluate(self.max, rank)
+
+    def __str__(self) -> str:
+        return f"[{self.min}, {self.max}]" + ("" if self.stated else " (implied)")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    type: str
+    default: int
+    since: int
+    values: tuple[int, ...] | None = None
+    range: Range | None = None
+
+    def accepted(self) -> str:
+        if self.values is not None:
+            return "{" + ", ".join(map(str, self.values)) + "}"
+        return str(self.range) if self.range else "any"
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One numbered rule. Semantic clauses carry a ``check``; rejection and undefined
+    clauses carry a ``when`` condition over the input."""
+
+    id: str
+    kind: str  # semantic, rejection, undefined
+    title: str
+    statement: Mapping[str, str]
+    check: str | None = None
+    when: Mapping[str, object] | None = None
+    facts: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def number(self) -> int:
+        return int(self.id[1:])
+
+    def text(self, lang: str = "en") -> str:
+        return self.statement.get(lang) or self.statement["en"]
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of the operator (e.g. ArgMin-13) as the spec file states it."""
+
+    number: int
+    operator: str
+    domain: str
+    support_level: str
+    function: bool
+    shape_inference: bool
+    inputs: tuple[tuple[str, str], ...]
+    outputs: tuple[tuple[str, str], ...]
+    type_constraints: Mapping[str, tuple[str, ...]]
+    types: tuple[TensorType, ...]  # the input's constraint T, in file order
+    attributes: Mapping[str, Attribute]
+    clauses: tuple[Clause, ...]
+    source: Path
+
+    def clause(self, clause_id: str) -> Clause:
+        for clause in self.clauses:
+            if clause.id == clause_id:
+                return clause
+        raise KeyError(f"ArgMin-{self.number} has no clause {clause_id}")
+
+    def clause_for_check(self, check: str) -> Clause:
+        for clause in self.clauses:
+            if clause.check == check:
+                return clause
+        raise KeyError(f"ArgMin-{self.number} has no clause with check {check!r}")
+
+    def has_check(self, check: str) -> bool:
+        return any(clause.check == check for clause in self.clauses)
+
+    def of_kind(self, kind: str) -> tuple[Clause, ...]:
+        return tuple(c for c in self.clauses if c.kind == kind)
+
+    def type(self, name: str) -> TensorType:
+        for tensor_type in self.types:
+            if tensor_type.name == name:
+                return tensor_type
+        raise KeyError(f"{name} is not in ArgMin-{self.number}'s T")
+
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.types)
+
+    def effective(self, attributes: Mapping[str, int]) -> dict[str, int]:
+        """Declared attributes with defaults filled in where the node omits them."""
+        return {name: attributes.get(name, a.default) for name, a in self.attributes.items()}
+
+    def ties_choice(self, select_last_index: int) -> str | None:
+        """'first' or 'last' where the tie clause decides, None where ties are undefined."""
+        clause = self.clause_for_check("ties")
+        if clause.kind != "semantic":
+            return None
+        for rule in clause.facts.get("select_last_index", []):
+            if rule["value"] == select_last_index:
+                return rule["choose"]
+        return None

@@ -1,0 +1,169 @@
+"""The executable form of the spec: which clauses an input falls under, the exact answer for
+valid inputs, and the check of an implementation's answer against it.
+
+Exactness: integers are compared in their own dtype by numpy. 16-bit floats (float16, bfloat16)
+are compared through an order-preserving integer key built from their bits, so no value is ever
+converted to another floating type. float32 and float64 are compared natively (IEEE 754
+comparisons, which already treat -0 and +0 as equal and keep subnormals distinct)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .load import type_of
+from .model import Clause, Version
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the spec says about one input: its kind, the deciding clauses and, for valid
+    inputs, the exact answer (first and last minimum; ``tie_rule`` says which is required)."""
+
+    kind: str  # semantic, rejection, undefined
+    clauses: tuple[Clause, ...]  # for rejection and undefined: the clauses that decided
+    axis: int | None = None  # normalised to [0, r-1]
+    keepdims: bool = True
+    tie_rule: str = "any"  # first, last, or any (ties undefined: every minimal index conforms)
+    first: np.ndarray | None = None
+    last: np.ndarray | None = None
+
+    @property
+    def clause_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.clauses)
+
+    @property
+    def required(self) -> np.ndarray | None:
+        """The one answer the spec requires, or None where any minimal index conforms."""
+        return {"first": self.first, "last": self.last}.get(self.tie_rule)
+
+
+@dataclass(frozen=True)
+class Violation:
+    clause: Clause
+    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie
+    message: str
+
+
+def order_keys(data: np.ndarray) -> np.ndarray:
+    """An array whose plain comparisons order exactly like the data's values.
+
+    For 16-bit floats the bits become unsigned keys (sign-magnitude to offset binary) with -0
+    mapped onto +0; NaNs land above +inf or below -inf by their sign bit, which callers never
+    rely on. Other dtypes are returned as they are."""
+    tensor_type = type_of(data.dtype)
+    if tensor_type is None or not tensor_type.is_float or data.dtype.itemsize != 2:
+        return data
+    bits = data.view(np.uint16)
+    sign = np.uint16(0x8000)
+    magnitude = bits & np.uint16(0x7FFF)
+    keys = np.where(bits & sign, np.uint16(0x7FFF) - magnitude, magnitude + sign)
+    return np.where(magnitude == 0, sign, keys).astype(np.uint16, copy=False)
+
+
+def argmin(data: np.ndarray, axis: int, *, keepdims: bool = True, last: bool = False) -> np.ndarray:
+    """Exact ArgMin of valid, NaN-free data: the first (or last) index of the minimum."""
+    keys = order_keys(data)
+    if last:
+        flipped = np.flip(keys, axis)
+        result = keys.shape[axis] - 1 - np.argmin(flipped, axis=axis)
+    else:
+        result = np.argmin(keys, axis=axis)
+    result = np.asarray(result, dtype=np.int64)
+    return np.expand_dims(result, axis) if keepdims else result
+
+
+def _matches(version: Version, clause: Clause, data: np.ndarray, attrs: Mapping[str, int]) -> bool:
+    (condition, value), = clause.when.items()
+    rank = data.ndim
+    axis = attrs.get("axis")
+    axis_attribute = version.attributes.get("axis")
+    if condition.startswith("axis_"):
+        low, high = axis_attribute.range.bounds(rank)
+        below, above = axis < low, axis > high
+        return {"axis_above_range": above, "axis_below_range": below, "axis_outside_range": below or above}[condition]
+    if condition == "dtype_outside":
+        tensor_type = type_of(data.dtype)
+        return tensor_type is None or tensor_type.name not in version.type_constraints[value]
+    if condition == "undeclared_attribute":
+        return any(name in attrs and name not in version.attributes for name in value)
+    if condition == "rank":
+        return rank == value
+    if condition == "contains_nan":
+        tensor_type = type_of(data.dtype)
+        return bool(tensor_type is not None and tensor_type.is_float and np.isnan(data).any())
+    if condition == "reduced_axis_length":
+        return -rank <= axis < rank and data.shape[axis] == value
+    if condition == "size":
+        return data.size == value
+    if condition == "attribute_outside_values":
+        return attrs.get(value, version.attributes[value].default) not in version.attributes[value].values
+    raise AssertionError(f"unknown condition {condition}")  # the schema admits no other
+
+
+def classify(version: Version, data: np.ndarray, attributes: Mapping[str, int]) -> tuple[str, tuple[Clause, ...]]:
+    """The kind of an input and the clauses that make it so. Undefined wins over rejection:
+    where the standard is silent, no behaviour (not even acceptance) is held against anyone."""
+    attrs = {**version.effective(attributes), **attributes}
+    for kind in ("undefined", "rejection"):
+        hits = tuple(c for c in version.of_kind(kind) if c.when and _matches(version, c, data, attrs))
+        if hits:
+            return kind, hits
+    return "semantic", ()
+
+
+def expect(version: Version, data: np.ndarray, attributes: Mapping[str, int]) -> Expectation:
+    """What ArgMin-``version`` must do with ``data`` and the attributes set on the node."""
+    kind, clauses = classify(version, data, attributes)
+    if kind != "semantic":
+        return Expectation(kind, clauses)
+    attrs = version.effective(attributes)
+    axis = attrs["axis"] % data.ndim
+    keepdims = bool(attrs["keepdims"])
+    tie_rule = version.ties_choice(attrs.get("select_last_index", 0)) or "any"
+    first = argmin(data, axis, keepdims=keepdims) if tie_rule != "last" else None
+    last = argmin(data, axis, keepdims=keepdims, last=True) if tie_rule != "first" else None
+    return Expectation("semantic", (), axis, keepdims, tie_rule, first, last)
+
+
+def verify(version: Version, expectation: Expectation, data: np.ndarray, actual: object) -> Violation | None:
+    """Judge an implementation's answer to a valid input; None when it conforms."""
+    def violation(check: str, problem: str, message: str) -> Violation:
+        return Violation(version.clause_for_check(check), problem, message)
+
+    actual = np.asarray(actual)
+    reference = expectation.first if expectation.first is not None else expectation.last
+    if actual.dtype != np.int64:
+        return violation("output-dtype", "dtype", f"output dtype is {actual.dtype}, expected int64")
+    if actual.shape != reference.shape:
+        return violation("output-shape", "shape", f"output shape is {actual.shape}, expected {reference.shape}")
+    n = data.shape[expectation.axis]
+    out_of_range = (actual < 0) | (actual >= n)
+    if out_of_range.any():
+        bad = actual[out_of_range].flat[0]
+        return violation("index-range", "index-range", f"index {bad} is outside [0, {n - 1}]")
+    if actual.size == 0:
+        return None
+    required = expectation.required
+    if required is not None and np.array_equal(actual, required):
+        return None
+    def pick(index: np.ndarray) -> np.ndarray:
+        index = index if expectation.keepdims else np.expand_dims(index, expectation.axis)
+        return np.take_along_axis(data, index, expectation.axis)
+
+    picked, best = pick(actual), pick(reference)
+    not_minimal = order_keys(picked) != order_keys(best)
+    if not_minimal.any():
+        where = tuple(int(i) for i in np.argwhere(not_minimal)[0])
+        return violation("minimum", "not-a-minimum",
+                         f"at output position {where} the index points at {picked[where]!r}, "
+                         f"but the slice minimum is {best[where]!r}")
+    if required is None:
+        return None
+    wrong = np.argwhere(actual != required)[0]
+    where = tuple(int(i) for i in wrong)
+    return violation("ties", "wrong-tie",
+                     f"at output position {where} the index is {actual[where]}, but the {expectation.tie_rule} "
+                     f"minimum is at {required[where]}")

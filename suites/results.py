@@ -1,0 +1,107 @@
+"""Results as plain data: one record per judged case and one per census observation. The
+suites append them while running; the report layer aggregates and renders them later, from
+these records alone (they round-trip through JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Outcomes of a case on a semantic or rejection clause. Census cases are never judged: they
+# get the outcome "observed".
+OUTCOMES = ("pass", "fail", "unsupported", "error", "missing-rejection", "crash", "timeout")
+CENSUS = "observed"
+
+
+@dataclass
+class Tensor:
+    """An array written exactly: values as strings (repr of each element), so float16 and
+    bfloat16 values, -0.0, NaN and 64-bit integers survive the trip through JSON."""
+
+    dtype: str  # ONNX type name (float16, bfloat16, ...) or numpy's name for unknown dtypes
+    shape: list[int]
+    values: list[str]  # flattened, C order
+
+
+@dataclass
+class CaseResult:
+    """One judged case.
+
+    ``clauses`` are every clause the case exercised; ``clause`` is the deciding one: the
+    violated clause of a failure, the rejection clause of a rejection case, the undefined
+    clause (census topic) of a census case, or None for a semantic pass."""
+
+    version: int
+    dtype: str
+    suite: str  # fixed, property, rejection, census
+    kind: str  # semantic, rejection, undefined
+    outcome: str  # one of OUTCOMES, or CENSUS
+    clauses: list[str]
+    clause: str | None = None
+    tags: list[str] = field(default_factory=list)
+    test: str = ""  # the pytest node id that produced it
+    duration_s: float = 0.0
+    counterexample: Counterexample | None = None
+
+
+@dataclass
+class Counterexample:
+    """Everything needed to replay a failure: the exact input, attributes, opset, what the
+    spec expected, what came back and why it is wrong."""
+
+    input: Tensor
+    attributes: dict[str, int]
+    opset: int
+    expected: Tensor | str | None  # a tensor, or a description ("must raise", "first minimum")
+    actual: Tensor | str | None  # a tensor, or the exception / crash / timeout description
+    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, unsupported, error, ...
+    message: str
+    minimized: bool = True  # False where shrinking was cut short (crash or hang budget)
+
+
+@dataclass
+class CensusRecord:
+    """What an implementation did with an input the standard leaves undefined.
+
+    ``fits`` lists the named policies the observation is consistent with (for NaN:
+    ``nan-is-min``, ``nan-ignored``; for ties: ``first``, ``last``; for other topics the
+    behaviour seen, e.g. ``raised`` or ``returned``). An empty list fits no policy."""
+
+    version: int
+    dtype: str
+    topic: str  # the undefined clause id, e.g. C14
+    input: Tensor
+    attributes: dict[str, int]
+    observed: Tensor | str  # the returned tensor, or the exception text
+    fits: list[str]
+
+
+@dataclass
+class RunInfo:
+    impl: str
+    versions: list[int]
+    dtypes: list[str] | None  # the declared type restriction, None for all of T
+    profile: str
+    seed: int | None
+    started: str  # ISO 8601, UTC
+    duration_s: float = 0.0
+    complete: bool = True
+    incomplete_reason: str | None = None
+    isolation: str = "process"
+    timeout_s: float = 10.0
+    lang: str = "en"
+
+
+@dataclass
+class RawRun:
+    """Everything a run recorded, before aggregation."""
+
+    info: RunInfo
+    environment: dict[str, Any]
+    results: list[CaseResult] = field(default_factory=list)
+    census: list[CensusRecord] = field(default_factory=list)
+
+
+def to_json(value: Any) -> Any:
+    """Plain JSON-ready data from the dataclasses above."""
+    return asdict(value) if hasattr(value, "__dataclass_fields__") else value
