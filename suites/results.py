@@ -105,3 +105,26 @@ class RawRun:
 def to_json(value: Any) -> Any:
     """Plain JSON-ready data from the dataclasses above."""
     return asdict(value) if hasattr(value, "__dataclass_fields__") else value
+
+
+def _tensor(value: Any) -> Any:
+    return Tensor(**value) if isinstance(value, dict) else value
+
+
+def from_json(document: dict[str, Any]) -> RawRun:
+    """Rebuild a RawRun from ``to_json(raw_run)`` output."""
+    results = []
+    for item in document["results"]:
+        item = dict(item)
+        if item.get("counterexample"):
+            ce = dict(item["counterexample"])
+            for key in ("input", "expected", "actual"):
+                ce[key] = _tensor(ce[key])
+            item["counterexample"] = Counterexample(**ce)
+        results.append(CaseResult(**item))
+    census = []
+    for item in document["census"]:
+        item = dict(item)
+        item["input"], item["observed"] = _tensor(item["input"]), _tensor(item["observed"])
+        census.append(CensusRecord(**item))
+    return RawRun(RunInfo(**document["info"]), document["environment"], results, census)
