@@ -1,6 +1,8 @@
-"""Sessions: ``tests`` (the project's own tests) and ``lint`` (ruff)."""
+"""Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests), ``lint`` (ruff)."""
 
 from __future__ import annotations
+
+import sys
 
 import nox
 
@@ -22,3 +24,41 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
+
+
+def _pop_installs(args: list[str]) -> tuple[list[str], list[str]]:
+    """Split ``--install X`` pairs (things to pip-install into the session) from the other arguments."""
+    installs, rest = [], []
+    pending = iter(args)
+    for arg in pending:
+        if arg == "--install":
+            installs.append(next(pending, ""))
+        elif arg.startswith("--install="):
+            installs.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return [i for i in installs if i], rest
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Run the suites against one implementation: ``nox -s conformance -- --impl SPEC [options]``.
+
+    ``--install REQUIREMENT_OR_PATH`` (repeatable) pip-installs the implementation under test into
+    the session first. Exit status: 0 conformant, 1 non-conformant, 2 the run could not be carried out."""
+    installs, args = _pop_installs(list(session.posargs))
+    session.install(*RUNTIME, *installs)
+    try:
+        session.run("python", "-m", "suites", *args)
+    except nox.command.CommandFailed as failed:
+        # nox would turn every failed session into exit status 1; the suite's 0/1/2 is the contract.
+        sys.exit(failed.return_code or 2)
+
+
+@nox.session
+def compare(session: nox.Session) -> None:
+    """What changed between two runs: ``nox -s compare -- OLD.json NEW.json [--html OUT]``; fails on a regression."""
+    if len(session.posargs) < 2:
+        session.error("usage: nox -s compare -- OLD.json NEW.json [--html OUT.html]")
+    session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("python", "-m", "reports", "compare", *session.posargs)

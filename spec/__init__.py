@@ -1,7 +1,15 @@
 """The ArgMin standard as data: spec files, their typed objects, version differences and the oracle."""
 
 from .load import (
-    SpecError, catalogue, files_digest, load, load_all, load_file, outside_types, type_of, versions,
+    SpecError,
+    catalogue,
+    files_digest,
+    load,
+    load_all,
+    load_file,
+    outside_types,
+    type_of,
+    versions,
 )
 from .model import Attribute, Clause, Range, TensorType, Version, evaluate
 

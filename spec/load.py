@@ -58,7 +58,8 @@ def catalogue(path: Path = SPEC_DIR / "types.yaml") -> dict[str, TensorType]:
         try:
             dtype = _dtype(entry["numpy"])
         except TypeError:
-            raise SpecError(f"{path}: types.{name}.numpy: {entry['numpy']!r} is not a numpy or ml_dtypes dtype") from None
+            raise SpecError(f"{path}: types.{name}.numpy: {entry['numpy']!r} is not a numpy or ml_dtypes dtype") \
+                from None
         types[name] = TensorType(name, dtype, entry["family"])
     return types
 
@@ -79,7 +80,8 @@ def _semantic_checks(path: Path, doc: dict) -> None:
     for variable, names in doc["type_constraints"].items():
         for i, name in enumerate(names):
             if name not in known:
-                raise SpecError(f"{path}: type_constraints.{variable}[{i}]: unknown type {name!r}; add it to spec/types.yaml")
+                raise SpecError(f"{path}: type_constraints.{variable}[{i}]: unknown type {name!r}; "
+                                "add it to spec/types.yaml")
     seen = set()
     for i, clause in enumerate(doc["clauses"]):
         where = f"{path}: clauses[{i}]"

@@ -50,27 +50,43 @@ class Violation:
 def order_keys(data: np.ndarray) -> np.ndarray:
     """An array whose plain comparisons order exactly like the data's values.
 
-    For 16-bit floats the bits become unsigned keys (sign-magnitude to offset binary) with -0
-    mapped onto +0; NaNs land above +inf or below -inf by their sign bit, which callers never
-    rely on. Other dtypes are returned as they are."""
+    For 16-bit floats the sign-magnitude bits become signed integer keys (+m for positive
+    values, -m for negative ones, m the magnitude bits), so -0 and +0 share the key 0; NaNs land
+    above +inf or below -inf by their sign bit, which callers never rely on. Other dtypes are
+    returned as they are."""
     tensor_type = type_of(data.dtype)
     if tensor_type is None or not tensor_type.is_float or data.dtype.itemsize != 2:
         return data
-    bits = data.view(np.uint16)
-    sign = np.uint16(0x8000)
-    magnitude = bits & np.uint16(0x7FFF)
-    keys = np.where(bits & sign, np.uint16(0x7FFF) - magnitude, magnitude + sign)
-    return np.where(magnitude == 0, sign, keys).astype(np.uint16, copy=False)
+    bits = data.view(np.int16)
+    sign = bits >> 15  # 0 for positive values, -1 (all ones) for negative ones
+    keys = bits & np.int16(0x7FFF)
+    keys ^= sign  # two's-complement negation where the sign is set: (m ^ -1) + 1 == -m
+    keys -= sign
+    return keys
+
+
+_BLOCK = 1 << 18  # elements reversed at a time: small enough to stay in cache
+
+
+def _last_minimum(keys: np.ndarray, axis: int) -> np.ndarray:
+    """Index of the last minimum: numpy's first minimum on the reversed axis. A reversed view of
+    the innermost axis pushes numpy off its vectorised loop, so there the rows are reversed into
+    small contiguous blocks first."""
+    n = keys.shape[axis]
+    if axis != keys.ndim - 1 or not keys.flags.c_contiguous or n == 0:
+        return n - 1 - np.argmin(np.flip(keys, axis), axis=axis)
+    rows = keys.reshape(-1, n)
+    result = np.empty(rows.shape[0], dtype=np.int64)
+    step = max(1, _BLOCK // n)
+    for start in range(0, rows.shape[0], step):
+        result[start:start + step] = np.argmin(np.ascontiguousarray(rows[start:start + step, ::-1]), axis=1)
+    return (n - 1 - result).reshape(keys.shape[:-1])
 
 
 def argmin(data: np.ndarray, axis: int, *, keepdims: bool = True, last: bool = False) -> np.ndarray:
     """Exact ArgMin of valid, NaN-free data: the first (or last) index of the minimum."""
     keys = order_keys(data)
-    if last:
-        flipped = np.flip(keys, axis)
-        result = keys.shape[axis] - 1 - np.argmin(flipped, axis=axis)
-    else:
-        result = np.argmin(keys, axis=axis)
+    result = _last_minimum(keys, axis) if last else np.argmin(keys, axis=axis)
     result = np.asarray(result, dtype=np.int64)
     return np.expand_dims(result, axis) if keepdims else result
 
@@ -103,14 +119,23 @@ def _matches(version: Version, clause: Clause, data: np.ndarray, attrs: Mapping[
     raise AssertionError(f"unknown condition {condition}")  # the schema admits no other
 
 
+# Conditions on the node itself (its element type, its attribute names): such a node is invalid
+# whatever its data, so no undefined clause about the data can excuse it.
+_NODE_CONDITIONS = frozenset({"dtype_outside", "undeclared_attribute"})
+
+
 def classify(version: Version, data: np.ndarray, attributes: Mapping[str, int]) -> tuple[str, tuple[Clause, ...]]:
-    """The kind of an input and the clauses that make it so. Undefined wins over rejection:
-    where the standard is silent, no behaviour (not even acceptance) is held against anyone."""
+    """The kind of an input and the clauses that make it so. A node the version does not admit
+    (type outside T, undeclared attribute) is rejected first; otherwise undefined wins over
+    rejection: where the standard is silent, no behaviour (not even acceptance) is held against anyone."""
     attrs = {**version.effective(attributes), **attributes}
+    hits = {kind: tuple(c for c in version.of_kind(kind) if c.when and _matches(version, c, data, attrs))
+            for kind in ("undefined", "rejection")}
+    if any(_NODE_CONDITIONS.intersection(c.when) for c in hits["rejection"]):
+        return "rejection", hits["rejection"]
     for kind in ("undefined", "rejection"):
-        hits = tuple(c for c in version.of_kind(kind) if c.when and _matches(version, c, data, attrs))
-        if hits:
-            return kind, hits
+        if hits[kind]:
+            return kind, hits[kind]
     return "semantic", ()
 
 

@@ -111,10 +111,9 @@ def _tensor(value: Any) -> Any:
     return Tensor(**value) if isinstance(value, dict) else value
 
 
-def from_json(document: dict[str, Any]) -> RawRun:
-    """Rebuild a RawRun from ``to_json(raw_run)`` output."""
+def results_from_json(items: list[dict[str, Any]]) -> list[CaseResult]:
     results = []
-    for item in document["results"]:
+    for item in items:
         item = dict(item)
         if item.get("counterexample"):
             ce = dict(item["counterexample"])
@@ -122,9 +121,15 @@ def from_json(document: dict[str, Any]) -> RawRun:
                 ce[key] = _tensor(ce[key])
             item["counterexample"] = Counterexample(**ce)
         results.append(CaseResult(**item))
-    census = []
-    for item in document["census"]:
-        item = dict(item)
-        item["input"], item["observed"] = _tensor(item["input"]), _tensor(item["observed"])
-        census.append(CensusRecord(**item))
-    return RawRun(RunInfo(**document["info"]), document["environment"], results, census)
+    return results
+
+
+def census_from_json(items: list[dict[str, Any]]) -> list[CensusRecord]:
+    return [CensusRecord(**{**item, "input": _tensor(item["input"]), "observed": _tensor(item["observed"])})
+            for item in items]
+
+
+def from_json(document: dict[str, Any]) -> RawRun:
+    """Rebuild a RawRun from ``to_json(raw_run)`` output."""
+    return RawRun(RunInfo(**document["info"]), document["environment"], results_from_json(document["results"]),
+                  census_from_json(document["census"]))

@@ -1,0 +1,115 @@
+"""Classifying what an implementation did with input the standard leaves undefined.
+
+Each observation gets the list of named policies it is consistent with. The report intersects
+them per topic: an implementation that follows one policy keeps it; one whose answers fit no
+single policy gets a visible warning."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from spec import Clause, Version
+from spec.oracle import argmin, order_keys
+
+RAISED, RETURNED = "raised", "returned"
+
+
+def _slices(data: np.ndarray, index: np.ndarray, axis: int, keepdims: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Data with the reduced axis last, flattened to (slices, n), and the answer per slice."""
+    moved = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    index = index if not keepdims else np.squeeze(index, axis)
+    return moved, index.reshape(-1)
+
+
+def _nan_policies(data: np.ndarray, answer: np.ndarray, axis: int, keepdims: bool, tie: str) -> list[str]:
+    """Which NaN policies the answer fits: NaN counted as the smallest value, or NaN skipped.
+    ``tie`` (first, last or any) is the tie rule in force for the version and attributes."""
+    rows, picked = _slices(data, answer, axis, keepdims)
+    nan = np.isnan(rows)
+    keys = order_keys(rows)
+    fits = []
+    for policy in ("nan-is-min", "nan-ignored"):
+        ok = True
+        for row, is_nan, key, index in zip(rows, nan, keys, picked, strict=True):
+            if policy == "nan-is-min" and is_nan.any():
+                allowed = np.flatnonzero(is_nan)
+            elif policy == "nan-ignored" and is_nan.all():
+                allowed = np.arange(row.size)  # nothing left to compare: any index fits
+            else:
+                valid = ~is_nan
+                smallest = key[valid].min()
+                allowed = np.flatnonzero(valid & (key == smallest))
+            if tie == "first":
+                allowed = allowed[:1]
+            elif tie == "last":
+                allowed = allowed[-1:]
+            if index not in allowed:
+                ok = False
+                break
+        if ok:
+            fits.append(policy)
+    return fits
+
+
+def policies(version: Version, topic: Clause, data: np.ndarray, attributes: Mapping[str, int],
+             status: str, value: np.ndarray | None) -> list[str]:
+    """The policies an observation on an undefined input fits."""
+    if status != "ok":
+        return [RAISED]
+    attrs = version.effective(attributes)
+    value = np.asarray(value)
+    if topic.when and "contains_nan" in topic.when:
+        axis, keepdims = attrs["axis"] % data.ndim, bool(attrs["keepdims"])
+        expected_shape = np.expand_dims(np.argmin(data, axis), axis).shape if keepdims else \
+            np.argmin(data, axis).shape
+        in_range = ((value >= 0) & (value < data.shape[axis])).all()
+        if value.dtype != np.int64 or value.shape != expected_shape or not in_range:
+            return []
+        tie = version.ties_choice(attrs.get("select_last_index", 0)) or "any"
+        return _nan_policies(data, value, axis, keepdims, tie)
+    # Other topics: what came back, plus a reading of it where one suggests itself.
+    fits = [RETURNED]
+    readings = {
+        "attribute_outside_values": lambda: _as_other_value(version, topic, data, attrs, value),
+        "axis_below_range": lambda: _as_counted_from_end(data, attrs, value),
+    }
+    (condition, _), = topic.when.items()
+    if condition in readings:
+        fits += readings[condition]()
+    return fits
+
+
+def _matches(value: np.ndarray, expected: np.ndarray) -> bool:
+    return value.dtype == np.int64 and value.shape == expected.shape and np.array_equal(value, expected)
+
+
+def _as_other_value(version: Version, topic: Clause, data: np.ndarray, attrs: dict[str, int],
+                    value: np.ndarray) -> list[str]:
+    """keepdims=2 read as keepdims=1, select_last_index=2 read as 1, and so on."""
+    name = topic.when["attribute_outside_values"]
+    readings = []
+    for accepted in version.attributes[name].values:
+        trial = {**attrs, name: accepted}
+        axis = trial["axis"] % data.ndim
+        last = version.ties_choice(trial.get("select_last_index", 0)) == "last"
+        if data.shape[axis] and _matches(value, argmin(data, axis, keepdims=bool(trial["keepdims"]), last=last)):
+            readings.append(f"as-{name}-{accepted}")
+    return readings
+
+
+def _as_counted_from_end(data: np.ndarray, attrs: dict[str, int], value: np.ndarray) -> list[str]:
+    axis = attrs["axis"]
+    if not -data.ndim <= axis < 0 or data.shape[axis] == 0:
+        return []
+    expected = argmin(data, axis % data.ndim, keepdims=bool(attrs["keepdims"]))
+    # Ties are undefined at v1, so compare against the first and the last minimum.
+    alternative = argmin(data, axis % data.ndim, keepdims=bool(attrs["keepdims"]), last=True)
+    return ["counts-from-end"] if _matches(value, expected) or _matches(value, alternative) else []
+
+
+def tie_choice(expected_first: np.ndarray, expected_last: np.ndarray, value: np.ndarray) -> list[str]:
+    """For a tied input where the version leaves the choice open: first, last, or neither."""
+    return [name for name, answer in (("first", expected_first), ("last", expected_last))
+            if np.array_equal(value, answer)]

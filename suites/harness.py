@@ -1,0 +1,190 @@
+"""The pytest side of a run: one Conformance object per process calls the implementation,
+judges each case, keeps the results, and bounds the cost of crashes and hangs.
+
+Counting: within one Hypothesis test, the cases generated up to the first failure are recorded
+as they come; the calls Hypothesis makes while shrinking are not counted, and the failure is
+recorded once, with the smallest counterexample (the one Hypothesis replays last)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import hypothesis
+import numpy as np
+
+import spec
+from generators import Case
+
+from .isolation import Reply, Runner
+from .judge import Judgement, judge
+from .options import Settings
+from .results import CaseResult, CensusRecord, RawRun, RunInfo, census_from_json, results_from_json, to_json
+
+# After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
+# call seen so far; without it, an implementation that hangs on many inputs would cost
+# --timeout seconds per test and the run would take hours.
+TIMEOUTS_BEFORE_ADAPTING = 3
+# Crashes or timeouts allowed per test before shrinking stops asking the implementation.
+FAULTS_PER_TEST = 2
+
+
+class Nonconformance(AssertionError):
+    """A case the implementation got wrong; Hypothesis shrinks it like any failed assertion."""
+
+
+def _key(case: Case) -> str:
+    digest = hashlib.sha1(case.data.dtype.str.encode() + repr(case.data.shape).encode() + case.data.tobytes())
+    digest.update(repr(sorted(case.attributes.items())).encode() + str(case.version).encode())
+    return digest.hexdigest()
+
+
+@dataclass
+class _TestState:
+    """Bookkeeping of one Hypothesis test (one version and dtype of one suite)."""
+
+    recorded: list[CaseResult] = field(default_factory=list)
+    census: list[CensusRecord] = field(default_factory=list)
+    failure: Judgement | None = None  # the latest failing judgement: after shrinking, the smallest
+    replies: dict[str, Reply] = field(default_factory=dict)
+    faults: int = 0
+
+
+class Conformance:
+    """Runs cases against the implementation for one pytest process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout)
+        self.results: list[CaseResult] = []
+        self.census: list[CensusRecord] = []
+        self.timeouts = 0
+        self.slowest_ok = 0.0
+        self.state: _TestState | None = None
+        self.test_id = ""
+
+    # -- calling ---------------------------------------------------------------------------
+    def _timeout(self) -> float:
+        if self.timeouts < TIMEOUTS_BEFORE_ADAPTING:
+            return self.settings.timeout
+        return min(self.settings.timeout, max(1.0, 20 * self.slowest_ok))
+
+    def call(self, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Reply:
+        self.runner.timeout = self._timeout()
+        reply = self.runner.call(data, opset, attributes)
+        if reply.status == "timeout":
+            self.timeouts += 1
+        elif reply.status == "ok":
+            self.slowest_ok = max(self.slowest_ok, reply.seconds)
+        return reply
+
+    # -- one Hypothesis test -----------------------------------------------------------------
+    def begin(self, test_id: str) -> None:
+        self.state, self.test_id = _TestState(), test_id
+
+    def check(self, case: Case, suite: str) -> None:
+        """Judge one case; raise Nonconformance when the implementation got it wrong."""
+        state = self.state
+        key = _key(case)
+        reply = state.replies.get(key)
+        if reply is None:
+            if state.faults >= FAULTS_PER_TEST:
+                # Shrinking a crash or a hang costs a worker restart or a timeout per try:
+                # stop asking, and let Hypothesis settle on the smallest input it has seen fail.
+                hypothesis.reject()
+            reply = self.call(case.data, case.version, case.attributes)
+            if reply.status in ("crash", "timeout"):
+                state.faults += 1
+                state.replies[key] = reply
+        version = spec.load(case.version)
+        judgement = judge(version, case, reply, suite,
+                          lambda data, attributes: self.call(data, case.version, attributes))
+        judgement.result.test = self.test_id
+        if judgement.failed:
+            if judgement.result.counterexample is not None:
+                judgement.result.counterexample.minimized = state.faults < FAULTS_PER_TEST
+            state.failure = judgement
+            state.replies[key] = reply
+            raise Nonconformance(f"[{judgement.result.clause}] {judgement.result.counterexample.message}")
+        if state.failure is None:
+            state.recorded.append(judgement.result)
+            state.census.extend(judgement.census)
+
+    def end(self) -> None:
+        state, self.state = self.state, None
+        self.results.extend(state.recorded)
+        self.census.extend(state.census)
+        if state.failure is not None:
+            self.results.append(state.failure.result)
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def run_test(conformance: Conformance, test_id: str, strategy, suite: str, settings: Settings) -> None:
+    """Run one Hypothesis test over ``strategy`` with the run's profile and seed."""
+    from generators import profiles
+
+    @hypothesis.settings(profiles.load(settings.profile), database=None, report_multiple_bugs=False)
+    @hypothesis.given(case=strategy)
+    def test(case: Case) -> None:
+        conformance.check(case, suite)
+
+    if settings.seed is not None:
+        test = hypothesis.seed(settings.seed)(test)
+    conformance.begin(test_id)
+    try:
+        test()
+    finally:
+        conformance.end()
+
+
+# -- the run as a whole ----------------------------------------------------------------------
+def part_path(report_dir: Path, worker: str) -> Path:
+    return report_dir / ".parts" / f"{worker}.json"
+
+
+def write_part(conformance: Conformance, worker: str) -> None:
+    """A pytest-xdist worker's results, for the controller to merge."""
+    path = part_path(conformance.settings.report_dir, worker)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"results": [to_json(r) for r in conformance.results],
+                "census": [to_json(c) for c in conformance.census]}
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def read_parts(report_dir: Path) -> tuple[list[CaseResult], list[CensusRecord]]:
+    results, census = [], []
+    for path in sorted((report_dir / ".parts").glob("*.json")):
+        part = json.loads(path.read_text("utf-8"))
+        results += results_from_json(part["results"])
+        census += census_from_json(part["census"])
+        path.unlink()
+    return results, census
+
+
+def choose_seed(settings: Settings) -> Settings:
+    """A run without --seed still gets one, so its report says how to reproduce it."""
+    if settings.seed is not None or settings.profile == "certify":
+        return settings
+    from dataclasses import replace
+
+    return replace(settings, seed=int(os.environ.get("ARGMIN_SEED") or random.SystemRandom().randrange(2**31)))
+
+
+def raw_run(settings: Settings, started: float, results: list[CaseResult], census: list[CensusRecord],
+            complete: bool, reason: str | None, environment: dict) -> RawRun:
+    info = RunInfo(impl=settings.impl, versions=list(settings.versions),
+                   dtypes=list(settings.dtypes) if settings.dtypes else None, profile=settings.profile,
+                   seed=settings.seed,
+                   started=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+                   duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
+                   isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang)
+    return RawRun(info, environment, results, census)

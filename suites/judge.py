@@ -1,0 +1,134 @@
+"""Judging one reply of the implementation against the spec: the outcome, the deciding clause
+and, for failures, a counterexample; for undefined inputs, a census record instead."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from generators import Case
+from spec import Version
+from spec.oracle import Expectation, expect, verify
+
+from . import census
+from .isolation import Reply
+from .results import CaseResult, CensusRecord, Counterexample
+from .tensors import to_tensor
+
+# The failure a reply status stands for on a valid input, and on one that must be rejected.
+_ON_VALID = {"unsupported": "unsupported", "raised": "error", "crash": "crash", "timeout": "timeout"}
+_ON_INVALID = {"ok": "missing-rejection", "raised": "pass", "unsupported": "pass", "crash": "crash",
+               "timeout": "timeout"}
+
+Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
+
+
+@dataclass
+class Judgement:
+    result: CaseResult
+    census: list[CensusRecord]
+
+    @property
+    def failed(self) -> bool:
+        return self.result.outcome not in ("pass", "observed")
+
+
+def _exercised(version: Version, case: Case, expectation: Expectation) -> list[str]:
+    """The semantic clauses a valid case puts to the test."""
+    checks = ["accepts", "output-dtype", "output-shape", "index-range", "minimum", "axis"]
+    if expectation.tie_rule != "any":  # where the version decides ties
+        checks.append("ties")
+    if any(name not in case.attributes for name in version.attributes):
+        checks.append("defaults")
+    if case.data.size == 0 and version.has_check("zero-size"):
+        checks.append("zero-size")
+    return [version.clause_for_check(c).id for c in checks if version.has_check(c)]
+
+
+def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str], clause: str | None,
+            reply: Reply, counterexample: Counterexample | None = None) -> CaseResult:
+    return CaseResult(version=case.version, dtype=case.dtype_name, suite=suite, kind=kind, outcome=outcome,
+                      clauses=clauses, clause=clause, tags=list(case.tags), duration_s=reply.seconds,
+                      counterexample=counterexample)
+
+
+def _counterexample(case: Case, expected: object, reply: Reply, problem: str, message: str) -> Counterexample:
+    actual = to_tensor(reply.value) if reply.status == "ok" and reply.value is not None else \
+        f"{reply.status}: {reply.error}"
+    expected = to_tensor(expected) if isinstance(expected, np.ndarray) else expected
+    return Counterexample(input=to_tensor(case.data), attributes=dict(case.attributes), opset=case.version,
+                          expected=expected, actual=actual, problem=problem, message=message)
+
+
+def _reattribute(version: Version, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
+    """Sharpen the blame for a failed valid case by asking the implementation once more:
+    if the same input passes with every default written out, the defaults clause is violated;
+    if it passes with the equivalent non-negative axis, the axis clause; zero-size inputs
+    point at the zero-size clause."""
+    def passes(attributes: Mapping[str, int]) -> bool:
+        reply = call(case.data, attributes)
+        return reply.status == "ok" and verify(version, expect(version, case.data, attributes), case.data,
+                                               reply.value) is None
+
+    explicit = {**version.effective(case.attributes), **case.attributes}
+    if explicit != dict(case.attributes) and passes(explicit):
+        return version.clause_for_check("defaults").id, "the same input passes with the defaults written out"
+    axis = explicit.get("axis", 0)
+    if axis < 0 and passes({**case.attributes, "axis": axis % case.data.ndim}):
+        return version.clause_for_check("axis").id, f"the same input passes with axis={axis % case.data.ndim}"
+    if case.data.size == 0 and version.has_check("zero-size"):
+        return version.clause_for_check("zero-size").id, "the input has a zero-size dimension"
+    return clause_id, ""
+
+
+def judge(version: Version, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:
+    """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
+    implementation with other attributes, used only to sharpen the blame for a failure."""
+    expectation = expect(version, case.data, case.attributes)
+    ids = list(expectation.clause_ids)
+    if expectation.kind == "undefined":
+        records = [CensusRecord(version=case.version, dtype=case.dtype_name, topic=clause.id,
+                                input=to_tensor(case.data), attributes=dict(case.attributes),
+                                observed=to_tensor(reply.value) if reply.status == "ok" else
+                                f"{reply.status}: {reply.error}",
+                                fits=census.policies(version, clause, case.data, case.attributes,
+                                                     reply.status, reply.value))
+                   for clause in expectation.clauses]
+        return Judgement(_result(case, suite, "undefined", "observed", ids, ids[0], reply), records)
+    if expectation.kind == "rejection":
+        outcome = _ON_INVALID[reply.status]
+        example = None
+        if outcome != "pass":
+            example = _counterexample(case, "must raise (rejection)", reply, outcome,
+                                      f"{case!r} must be rejected under {', '.join(ids)}")
+        return Judgement(_result(case, suite, "rejection", outcome, ids, ids[0], reply, example), [])
+    exercised = _exercised(version, case, expectation)
+    required = expectation.required if expectation.required is not None else expectation.first
+    if reply.status != "ok":
+        outcome = _ON_VALID[reply.status]
+        accepts = version.clause_for_check("accepts").id
+        example = _counterexample(case, required, reply, outcome,
+                                  f"valid input answered with {reply.status}: {reply.error}")
+        return Judgement(_result(case, suite, "semantic", outcome, exercised, accepts, reply, example), [])
+    violation = verify(version, expectation, case.data, reply.value)
+    if violation is None:
+        return Judgement(_result(case, suite, "semantic", "pass", exercised, None, reply),
+                         _tie_census(version, case, expectation, reply))
+    clause_id, why = _reattribute(version, case, violation.clause.id, call)
+    message = violation.message + (f" ({why})" if why else "")
+    if clause_id not in exercised:
+        exercised.append(clause_id)
+    example = _counterexample(case, required, reply, violation.problem, message)
+    return Judgement(_result(case, suite, "semantic", "fail", exercised, clause_id, reply, example), [])
+
+
+def _tie_census(version: Version, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:
+    """Where ties are undefined (v1, v11) and the input has one, record which index was chosen."""
+    if expectation.tie_rule != "any" or np.array_equal(expectation.first, expectation.last):
+        return []
+    topic = version.clause_for_check("ties")
+    return [CensusRecord(version=case.version, dtype=case.dtype_name, topic=topic.id, input=to_tensor(case.data),
+                         attributes=dict(case.attributes), observed=to_tensor(np.asarray(reply.value)),
+                         fits=census.tie_choice(expectation.first, expectation.last, np.asarray(reply.value)))]

@@ -1,0 +1,98 @@
+"""The run's options, declared once for both front doors (``python -m suites`` and plain
+``pytest suites``), and their validation into one-line usage errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import spec
+
+from .plugins import UsageError, resolve
+
+ISOLATION = ("process", "none")
+LANGS = ("en", "zh-TW")
+DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
+
+# name, metavar, help, default; every option takes one value.
+OPTIONS = (
+    ("--impl", "SPEC", "implementation under test: module:function, path/to/file.py:function, onnxruntime[:PROVIDER], "
+                       "onnx-reference or backend:MODULE", "onnxruntime"),
+    ("--versions", "LIST", "comma-separated ArgMin versions to test", None),
+    ("--dtypes", "LIST", "comma-separated element types: restricts the claim to this subset of T", None),
+    ("--profile", "NAME", "example budget: quick, standard or certify", "standard"),
+    ("--seed", "N", "Hypothesis seed (random when omitted; the report records it)", None),
+    ("--report-dir", "DIR", "where the reports are written", str(DEFAULT_REPORT_DIR)),
+    ("--timeout", "SECONDS", "time allowed for one call of the implementation", "10"),
+    ("--isolation", "MODE", "process (default: the implementation runs in a worker process) or none", "process"),
+    ("--lang", "LANG", "report language: en or zh-TW", "en"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    impl: str
+    versions: tuple[int, ...]
+    dtypes: tuple[str, ...] | None
+    profile: str
+    seed: int | None
+    report_dir: Path
+    timeout: float
+    isolation: str
+    lang: str
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def validate(values: dict[str, str | None]) -> Settings:
+    """Settings from raw option values (keys as dest names: impl, versions, ...); raises
+    UsageError or spec.SpecError, each with one line naming the problem and the fix."""
+    from generators import profiles
+
+    known = spec.versions()
+    versions = known
+    if values.get("versions"):
+        try:
+            versions = tuple(int(v) for v in _split(values["versions"]))
+        except ValueError:
+            raise UsageError(f"--versions {values['versions']!r} is not a list of numbers; use e.g. --versions 12,13") \
+                from None
+        unknown = [v for v in versions if v not in known]
+        if unknown:
+            raise UsageError(f"unknown ArgMin version {unknown[0]}; choose from {', '.join(map(str, known))}")
+    loaded = [spec.load(v) for v in versions]  # a spec file that fails its schema stops the run here
+    dtypes = None
+    if values.get("dtypes"):
+        dtypes = tuple(_split(values["dtypes"]))
+        allowed = sorted({name for version in loaded for name in version.type_names})
+        unknown = [d for d in dtypes if d not in allowed]
+        if unknown:
+            raise UsageError(f"unknown element type {unknown[0]!r}; choose from {', '.join(allowed)}")
+    profile = values.get("profile") or "standard"
+    if profile not in profiles.PROFILES:
+        raise UsageError(f"unknown profile {profile!r}; choose from {', '.join(profiles.PROFILES)}")
+    seed = None
+    if values.get("seed") not in (None, ""):
+        try:
+            seed = int(values["seed"])
+        except ValueError:
+            raise UsageError(f"--seed {values['seed']!r} is not an integer; use e.g. --seed 1234") from None
+    try:
+        timeout = float(values.get("timeout") or 10)
+    except ValueError:
+        raise UsageError(f"--timeout {values['timeout']!r} is not a number of seconds; use e.g. --timeout 10") \
+            from None
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive; use e.g. --timeout 10")
+    isolation = values.get("isolation") or "process"
+    if isolation not in ISOLATION:
+        raise UsageError(f"unknown isolation {isolation!r}; choose process or none")
+    lang = values.get("lang") or "en"
+    if lang not in LANGS:
+        raise UsageError(f"unknown report language {lang!r}; choose en or zh-TW")
+    impl = values.get("impl") or "onnxruntime"
+    resolve(impl)  # a bad --impl stops the run before anything starts
+    return Settings(impl, versions, dtypes, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
+                    timeout, isolation, lang)

@@ -1,0 +1,47 @@
+"""Arrays written exactly as strings and read back, so a counterexample survives JSON and a
+replay snippet rebuilds the very same bits (float16, bfloat16, -0.0, NaN, 64-bit integers)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spec import catalogue, type_of
+
+from .results import Tensor
+
+
+def _float_text(value: np.generic, dtype: np.dtype) -> str:
+    """The short form (e.g. '0.1') when it reads back to the same bits, else the exact float64 repr."""
+    short = str(value)
+    readback = np.array([float(short)]).astype(dtype)
+    if readback.view(f"u{dtype.itemsize}")[0] == np.array([value], dtype=dtype).view(f"u{dtype.itemsize}")[0]:
+        return short
+    return repr(float(value))
+
+
+def to_tensor(array: np.ndarray) -> Tensor:
+    array = np.asarray(array)
+    tensor_type = type_of(array.dtype)
+    name = tensor_type.name if tensor_type else str(array.dtype)
+    flat = array.reshape(-1)
+    if tensor_type is not None and tensor_type.family in ("float", "float8"):
+        values = [_float_text(v, array.dtype) for v in flat]
+    elif array.dtype.kind in "iub":
+        values = [str(int(v)) for v in flat]
+    else:
+        values = [str(v) for v in flat]
+    return Tensor(dtype=name, shape=list(array.shape), values=values)
+
+
+def from_tensor(tensor: Tensor) -> np.ndarray:
+    """The array a Tensor describes (the inverse of to_tensor for the catalogue's types)."""
+    dtype = catalogue()[tensor.dtype].dtype if tensor.dtype in catalogue() else np.dtype(tensor.dtype)
+    if dtype.kind in "iu":
+        flat = np.array([int(v) for v in tensor.values], dtype=dtype)
+    elif dtype.kind == "b":
+        flat = np.array([v not in ("0", "False") for v in tensor.values], dtype=dtype)
+    elif dtype.kind == "c":
+        flat = np.array([complex(v) for v in tensor.values], dtype=dtype)
+    else:
+        flat = np.array([float(v) for v in tensor.values], dtype=np.float64).astype(dtype)
+    return flat.reshape(tensor.shape)

@@ -1,0 +1,300 @@
+"""The spec files say what GUIDE section 2 says, agree with the installed onnx package's own
+schemas, and a broken spec file fails with one line naming the file, the place and the problem.
+
+The GUIDE table is transcribed here on purpose: it is the independent statement the YAML is
+checked against, so a typo in the YAML cannot hide behind code that reads the same YAML."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import onnx.defs
+import pytest
+import yaml
+
+import spec
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSIONS = (1, 11, 12, 13)
+BASE_TYPES = {"double", "float", "float16", "int8", "int16", "int32", "int64",
+              "uint8", "uint16", "uint32", "uint64"}
+#: Clause title -> kind, per version, as GUIDE section 2 states it (None: the version has no such clause).
+KINDS = {
+    "ties": {1: "undefined", 11: "undefined", 12: "semantic", 13: "semantic"},
+    "empty-input": {1: None, 11: "undefined", 12: None, 13: None},
+    "empty-axis": {1: "undefined", 11: "undefined", 12: "undefined", 13: "undefined"},
+    "zero-size": {1: "semantic", 11: None, 12: "semantic", 13: "semantic"},
+    "rank-0": {1: "undefined", 11: None, 12: None, 13: None},
+    "reject-rank-0": {1: None, 11: "rejection", 12: "rejection", 13: "rejection"},
+    "negative-axis": {1: "undefined", 11: None, 12: None, 13: None},
+    "reject-axis": {1: "rejection", 11: "rejection", 12: "rejection", 13: "rejection"},
+    "reject-attribute": {1: "rejection", 11: "rejection", 12: None, 13: None},
+    "reject-type": {1: "rejection", 11: "rejection", 12: "rejection", 13: "rejection"},
+    "nan": {1: "undefined", 11: "undefined", 12: "undefined", 13: "undefined"},
+    "keepdims-value": {1: "undefined", 11: "undefined", 12: "undefined", 13: "undefined"},
+    "select-last-index-value": {1: None, 11: None, 12: "undefined", 13: "undefined"},
+    "output-dtype": {v: "semantic" for v in VERSIONS},
+    "output-shape": {v: "semantic" for v in VERSIONS},
+    "index-range": {v: "semantic" for v in VERSIONS},
+    "minimum": {v: "semantic" for v in VERSIONS},
+    "defaults": {v: "semantic" for v in VERSIONS},
+}
+
+
+def _by_title(version: spec.Version, title: str) -> spec.Clause | None:
+    found = [c for c in version.clauses if c.title == title]
+    assert len(found) <= 1, f"ArgMin-{version.number} has {len(found)} clauses titled {title!r}"
+    return found[0] if found else None
+
+
+def test_versions_are_the_four_files() -> None:
+    assert spec.versions() == VERSIONS
+    assert tuple(v.number for v in spec.load_all()) == VERSIONS
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_types_and_output(number: int) -> None:
+    version = spec.load(number)
+    expected = BASE_TYPES | ({"bfloat16"} if number >= 13 else set())
+    assert set(version.type_names) == expected
+    assert len(version.type_names) == len(expected), "a type is listed twice"
+    assert version.outputs == (("reduced", "tensor(int64)"),)
+    assert version.clause_for_check("output-dtype").facts == {"dtype": "int64"}
+    outside = {t.name for t in spec.outside_types(version)}
+    assert outside.isdisjoint(expected)
+    assert {"bool", "complex64", "complex128", "float8e4m3fn", "float8e5m2"} <= outside
+    assert ("bfloat16" in outside) == (number < 13)
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_axis_attribute(number: int) -> None:
+    axis = spec.load(number).attributes["axis"]
+    assert (axis.type, axis.default, axis.since, axis.values) == ("int", 0, 1, None)
+    if number == 1:
+        assert (axis.range.min, axis.range.max, axis.range.stated) == ("0", "r-1", False)
+        assert axis.range.bounds(4) == (0, 3)
+    else:
+        assert (axis.range.min, axis.range.max, axis.range.stated) == ("-r", "r-1", True)
+        assert axis.range.bounds(4) == (-4, 3)
+        assert axis.range.bounds(0) == (0, -1), "rank 0 leaves no valid axis"
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_keepdims_and_select_last_index(number: int) -> None:
+    version = spec.load(number)
+    keepdims = version.attributes["keepdims"]
+    assert (keepdims.default, keepdims.values, keepdims.since, keepdims.range) == (1, (0, 1), 1, None)
+    if number < 12:
+        assert "select_last_index" not in version.attributes
+        assert version.ties_choice(0) is None and version.ties_choice(1) is None
+        reject = _by_title(version, "reject-attribute")
+        assert reject.when == {"undeclared_attribute": ["select_last_index"]}
+    else:
+        last = version.attributes["select_last_index"]
+        assert (last.default, last.values, last.since, last.range) == (0, (0, 1), 12, None)
+        assert (version.ties_choice(0), version.ties_choice(1), version.ties_choice(2)) == ("first", "last", None)
+    assert set(version.attributes) == {"axis", "keepdims"} | ({"select_last_index"} if number >= 12 else set())
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("title", sorted(KINDS))
+def test_clause_kinds(number: int, title: str) -> None:
+    clause = _by_title(spec.load(number), title)
+    assert (clause.kind if clause else None) == KINDS[title][number]
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_clause_conditions(number: int) -> None:
+    """The conditions that make each row of the table decidable by the oracle."""
+    version = spec.load(number)
+    conditions = {c.title: c.when for c in version.clauses if c.when}
+    assert conditions["nan"] == {"contains_nan": True}
+    assert conditions["empty-axis"] == {"reduced_axis_length": 0}
+    assert conditions["reject-type"] == {"dtype_outside": "T"}
+    assert conditions["keepdims-value"] == {"attribute_outside_values": "keepdims"}
+    assert conditions["reject-axis"] == ({"axis_above_range": True} if number == 1 else {"axis_outside_range": True})
+    if number == 1:
+        assert conditions["negative-axis"] == {"axis_below_range": True}
+        assert conditions["rank-0"] == {"rank": 0}
+    else:
+        assert conditions["reject-rank-0"] == {"rank": 0}
+    if number == 11:
+        assert conditions["empty-input"] == {"size": 0}
+    if number >= 12:
+        assert conditions["select-last-index-value"] == {"attribute_outside_values": "select_last_index"}
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_clause_ids_are_stable_and_bilingual(number: int) -> None:
+    """The same title keeps the same id in every version: results and reports cite ids."""
+    ids = {}
+    for version in spec.load_all():
+        for clause in version.clauses:
+            assert ids.setdefault(clause.title, clause.id) == clause.id, clause.title
+    for clause in spec.load(number).clauses:
+        assert clause.text("en").strip() and clause.text("zh-TW").strip()
+        assert clause.text("zh-TW") != clause.text("en")
+
+
+# --- cross-check with the installed onnx package ------------------------------------------------
+
+def _onnx_type_name(type_str: str) -> str:
+    assert type_str.startswith("tensor(") and type_str.endswith(")"), type_str
+    return type_str[len("tensor("):-1]
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_agrees_with_onnx_schema(number: int) -> None:
+    version = spec.load(number)
+    assert version.domain == "ai.onnx" and version.operator == "ArgMin"
+    schema = onnx.defs.get_schema(version.operator, number, "")  # onnx spells ai.onnx as ""
+    assert schema.since_version == version.number
+    assert schema.support_level.name == version.support_level
+    assert schema.has_function == version.function
+    assert schema.has_type_and_shape_inference_function == version.shape_inference
+    assert tuple((f.name, f.type_str) for f in schema.inputs) == version.inputs
+    assert tuple((f.name, f.type_str) for f in schema.outputs) == version.outputs
+    onnx_constraints = {c.type_param_str: [_onnx_type_name(t) for t in c.allowed_type_strs]
+                        for c in schema.type_constraints}
+    assert onnx_constraints == {k: list(v) for k, v in version.type_constraints.items()}
+    assert set(schema.attributes) == set(version.attributes)
+    for name, attribute in version.attributes.items():
+        theirs = schema.attributes[name]
+        assert theirs.type == onnx.AttributeProto.INT and attribute.type == "int"
+        assert not theirs.required
+        assert onnx.helper.get_attribute_value(theirs.default_value) == attribute.default, name
+        first_seen = min(v for v in VERSIONS if name in onnx.defs.get_schema("ArgMin", v).attributes)
+        assert attribute.since == first_seen, name
+
+
+def test_no_onnx_argmin_version_beyond_ours() -> None:
+    """If onnx publishes ArgMin-N for N beyond our last file, this fails and asks for a spec file."""
+    latest = onnx.defs.get_schema("ArgMin", onnx.defs.onnx_opset_version()).since_version
+    assert latest == max(spec.versions())
+
+
+# --- malformed spec files ------------------------------------------------------------------------
+
+def _real(number: int = 13) -> dict:
+    return yaml.safe_load((spec.load(number).source).read_text(encoding="utf-8"))
+
+
+def _clause_index(doc: dict, title: str) -> int:
+    return next(i for i, c in enumerate(doc["clauses"]) if c["title"] == title)
+
+
+def _missing_operator(doc: dict) -> str:
+    del doc["operator"]
+    return "(top)"
+
+
+def _wrong_kind(doc: dict) -> str:
+    doc["clauses"][3]["kind"] = "mandatory"
+    return "clauses[3].kind"
+
+
+def _bad_range(doc: dict) -> str:
+    doc["attributes"]["axis"]["range"]["min"] = "-q"
+    return "attributes.axis.range.min"
+
+
+def _unknown_type(doc: dict) -> str:
+    doc["type_constraints"]["T"][2] = "float17"
+    return "type_constraints.T[2]"
+
+
+def _duplicate_id(doc: dict) -> str:
+    doc["clauses"][5]["id"] = doc["clauses"][4]["id"]
+    return "clauses[5].id"
+
+
+def _dangling_dtype_outside(doc: dict) -> str:
+    i = _clause_index(doc, "reject-type")
+    doc["clauses"][i]["when"]["dtype_outside"] = "U"
+    return f"clauses[{i}].when.dtype_outside"
+
+
+def _string_default(doc: dict) -> str:
+    doc["attributes"]["keepdims"]["default"] = "one"
+    return "attributes.keepdims.default"
+
+
+def _wrong_since_version(doc: dict) -> str:
+    doc["since_version"] = 12
+    return "since_version"
+
+
+def _missing_statement_language(doc: dict) -> str:
+    del doc["clauses"][0]["statement"]["zh-TW"]
+    return "clauses[0].statement"
+
+
+MALFORMED = {
+    "missing-required-field": (_missing_operator, "'operator' is a required property"),
+    "wrong-clause-kind": (_wrong_kind, "'mandatory'"),
+    "bad-range-expression": (_bad_range, "'-q'"),
+    "unknown-type-in-T": (_unknown_type, "unknown type 'float17'"),
+    "duplicate-clause-id": (_duplicate_id, "duplicate clause id"),
+    "dangling-dtype-outside": (_dangling_dtype_outside, "no type constraint named 'U'"),
+    "string-default": (_string_default, "'one'"),
+    "since-version-vs-file-name": (_wrong_since_version, "does not match the file name"),
+    "missing-statement-language": (_missing_statement_language, "'zh-TW' is a required property"),
+}
+
+
+def _assert_one_line(error: spec.SpecError, path: Path, location: str, problem: str) -> None:
+    message = str(error)
+    assert "\n" not in message, message
+    assert message.startswith(f"{path}: {location}"), message
+    assert problem in message, message
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_malformed_spec_fails_in_one_line(name: str, tmp_path: Path) -> None:
+    break_it, problem = MALFORMED[name]
+    doc = _real()
+    location = break_it(doc)
+    path = tmp_path / "argmin-13.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    with pytest.raises(spec.SpecError) as caught:
+        spec.load_file(path)
+    _assert_one_line(caught.value, path, location, problem)
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    text = spec.load(13).source.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, t in enumerate(text) if t.startswith("operator:"))
+    text[line] = "operator: [ArgMin"
+    path = tmp_path / "argmin-13.yaml"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    with pytest.raises(spec.SpecError) as caught:
+        spec.load_file(path)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{path}: line ") and "not valid YAML" in message, message
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "argmin-13.yaml"
+    with pytest.raises(spec.SpecError) as caught:
+        spec.load_file(path)
+    assert "\n" not in str(caught.value) and str(caught.value).startswith(f"{path}: cannot read"), caught.value
+
+
+def test_unmodified_copy_loads(tmp_path: Path) -> None:
+    """The malformed cases above fail because of their one change, not because of the copying."""
+    path = tmp_path / "argmin-13.yaml"
+    path.write_text(yaml.safe_dump(_real(), allow_unicode=True, sort_keys=False), encoding="utf-8")
+    copy = spec.load_file(path)
+    assert copy.clauses == spec.load(13).clauses and copy.type_names == spec.load(13).type_names
+
+
+def test_unknown_version_on_the_command_line() -> None:
+    done = subprocess.run([sys.executable, "-m", "spec", "diff", "13", "14"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "ArgMin-14 has no spec file" in lines[0] and "1, 11, 12, 13" in lines[0], done.stderr

@@ -1,0 +1,102 @@
+"""Broken ArgMin implementations that accept what they must reject, refuse what they must
+compute, or answer in the wrong index dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rules import TYPES, Request, check_attributes, check_type, finish, first_min, last_min, parse
+
+
+def _pick(data: np.ndarray, request: Request) -> np.ndarray:
+    return (last_min if request.last else first_min)(data, request.axis)
+
+
+def axis_wraps_modulo(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Takes the axis modulo the rank without a range check, so axis=r reduces axis 0.
+
+    Violates the axis rejection clause at every version."""
+    check_type(data, opset)
+    attrs = check_attributes(opset, attributes)
+    request = Request(attrs["axis"] % data.ndim, bool(attrs["keepdims"]), bool(attrs.get("select_last_index", 0)))
+    return finish(_pick(data, request), request)
+
+
+def scalar_as_vector(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Treats a rank-0 input as a vector of length 1 and answers 0.
+
+    Rank 0 is undefined at v1, so conformant there; from v11 on a rank-0 input must be rejected."""
+    if data.ndim == 0:
+        check_type(data, opset)
+        check_attributes(opset, attributes)
+        return np.zeros((), np.int64)
+    request = parse(data, opset, attributes)
+    return finish(_pick(data, request), request)
+
+
+def no_type_check(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Runs any element type numpy can order: complex, bool, float8, bfloat16 before v13.
+
+    Violates the type rejection clause at every version."""
+    request = parse(data, opset, attributes, types={opset: (data.dtype.name,)})
+    return finish(_pick(data, request), request)
+
+
+def bool_as_uint8(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Accepts bool input by viewing it as uint8 (False < True).
+
+    Violates the type rejection clause at every version."""
+    if data.dtype == np.bool_:
+        data = data.view(np.uint8)
+    request = parse(data, opset, attributes)
+    return finish(_pick(data, request), request)
+
+
+_WITH_BFLOAT16 = {opset: tuple({*names, "bfloat16"}) for opset, names in TYPES.items()}
+
+
+def bfloat16_registered_early(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Registers its bfloat16 kernel for every opset, though bfloat16 joined T only at v13.
+
+    Violates the type rejection clause at v1, v11 and v12; conformant at v13."""
+    request = parse(data, opset, attributes, types=_WITH_BFLOAT16)
+    return finish(_pick(data, request), request)
+
+
+def select_last_index_everywhere(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Accepts (and applies) select_last_index at every opset, though v1 and v11 do not declare it.
+
+    Violates the attribute rejection clause at v1 and v11; conformant at v12 and v13."""
+    request = parse(data, opset, attributes, declared_at=max(opset, 12))
+    return finish(_pick(data, request), request)
+
+
+_NO_KERNEL = ("uint16", "uint32", "uint64")
+
+
+def missing_unsigned_kernels(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Has no uint16, uint32 or uint64 kernel and says so with NotImplementedError.
+
+    Those types are in T at every version: violates the accepts clause everywhere."""
+    request = parse(data, opset, attributes)
+    if data.dtype.name in _NO_KERNEL:
+        raise NotImplementedError(f"ArgMin has no {data.dtype.name} kernel")
+    return finish(_pick(data, request), request)
+
+
+def float16_dropped_after_11(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Registered its float16 kernel for opsets 1-11 only and forgot it when adding opset 12.
+
+    Conformant at v1 and v11; violates the accepts clause at v12 and v13."""
+    request = parse(data, opset, attributes)
+    if data.dtype == np.float16 and opset >= 12:
+        raise NotImplementedError(f"ArgMin-{opset} has no float16 kernel")
+    return finish(_pick(data, request), request)
+
+
+def int32_indices(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Answers int32 indices (a backend without 64-bit integers).
+
+    Violates the output dtype clause at every version."""
+    request = parse(data, opset, attributes)
+    return finish(_pick(data, request), request).astype(np.int32)

@@ -1,0 +1,155 @@
+"""Correct ArgMin implementations, written differently from one another.
+
+Each one must be judged conformant at every version. They differ where the standard is silent
+(NaN, an empty reduced axis, which minimum v1/v11 return on ties), so the suite's census has
+different behaviours to record and must not hold any of them against the implementation. The two
+``census-only`` ones answer NaN inputs with no coherent policy, which deserves a census warning
+but is never a violation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rules import Request, finish, first_min, is_float, last_min, parse
+
+
+def numpy_argmin(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """np.argmin: NaN is the minimum (first NaN wins), first minimum on v1/v11 ties, empty axis raises."""
+    request = parse(data, opset, attributes)
+    kernel = last_min if request.last else first_min
+    return finish(kernel(data, request.axis), request)
+
+
+def _rows(data: np.ndarray, axis: int) -> np.ndarray:
+    """The slices along ``axis`` as the rows of a 2-D array."""
+    moved = np.moveaxis(data, axis, -1)
+    return moved.reshape(-1, data.shape[axis])
+
+
+def _result_shape(data: np.ndarray, request: Request) -> tuple[int, ...]:
+    return tuple(d for i, d in enumerate(data.shape) if i != request.axis)
+
+
+def python_loop(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Pure Python scan that skips NaN; last minimum on v1/v11 ties; empty axis or all-NaN gives 0."""
+    request = parse(data, opset, attributes)
+    # Ties are undefined before select_last_index exists; this vendor chose the last minimum.
+    last = request.last or opset < 12
+    out = []
+    for row in _rows(data, request.axis).tolist():  # Python ints and floats hold every T exactly
+        best, where = None, 0
+        for i, value in enumerate(row):
+            if value != value:  # NaN
+                continue
+            if best is None or value < best or (last and value == best):
+                best, where = value, i
+        out.append(where)
+    return finish(np.array(out, dtype=np.int64).reshape(_result_shape(data, request)), request)
+
+
+def stable_sort(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Stable sort with NaN ordered last, then read the minimum off the front; empty axis raises."""
+    request = parse(data, opset, attributes)
+    rows = _rows(data, request.axis)
+    if rows.shape[1] == 0:
+        raise ValueError("ArgMin of an empty axis has no answer")
+    nan = np.isnan(rows) if is_float(rows.dtype) else np.zeros(rows.shape, bool)
+    values = np.where(nan, np.zeros((), rows.dtype), rows)
+    order = np.lexsort((values, nan), axis=-1)  # nan is the primary key, the value secondary
+    if not request.last:
+        picked = order[:, 0]
+    else:
+        # The run of minima at the front of a stable sort ends with the last minimum.
+        smallest = np.take_along_axis(values, order[:, :1], axis=-1)
+        run = np.sum((values == smallest) & ~nan, axis=-1)
+        picked = order[np.arange(len(order)), np.maximum(run, 1) - 1]
+    return finish(picked.reshape(_result_shape(data, request)), request)
+
+
+_BLOCK = 8
+
+
+def blocked_two_level(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Two-level reduction over blocks of 8 that merges ties correctly; rejects NaN and empty axes."""
+    request = parse(data, opset, attributes)
+    n = data.shape[request.axis]
+    if n == 0:
+        raise ValueError("ArgMin of an empty axis has no answer")
+    if is_float(data.dtype) and np.isnan(data).any():
+        raise ValueError("ArgMin input contains NaN")
+    best_value = best_index = None
+    for start in range(0, n, _BLOCK):
+        block = np.take(data, range(start, min(start + _BLOCK, n)), axis=request.axis)
+        local = (last_min if request.last else first_min)(block, request.axis) + start
+        value = np.take_along_axis(block, np.expand_dims(local - start, request.axis), request.axis)
+        value = np.squeeze(value, request.axis)
+        if best_value is None:
+            best_value, best_index = value, local
+            continue
+        # Later blocks hold later indices: they win ties only when the last minimum is wanted.
+        better = (value <= best_value) if request.last else (value < best_value)
+        best_value = np.where(better, value, best_value)
+        best_index = np.where(better, local, best_index)
+    return finish(best_index, request)
+
+
+def _keys(data: np.ndarray) -> np.ndarray:
+    """Unsigned integer keys that order like the values: floats as sign-magnitude bits turned
+    into offset binary, -0 folded onto +0, every NaN mapped to the largest key."""
+    if data.dtype.kind in "iu":
+        return data
+    unsigned = np.dtype(f"uint{8 * data.dtype.itemsize}")
+    bits = data.view(unsigned)
+    sign = unsigned.type(1 << (8 * data.dtype.itemsize - 1))
+    magnitude = bits & ~sign
+    keys = np.where(bits & sign, sign - magnitude, magnitude + sign)
+    keys = np.where(magnitude == 0, sign, keys)
+    return np.where(np.isnan(data), np.iinfo(unsigned).max, keys).astype(unsigned)
+
+
+def integer_keys(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Radix-style integer keys: NaN ignored, last minimum on v1/v11 ties, an empty axis answers 0."""
+    request = parse(data, opset, attributes)
+    keys = _keys(data)
+    if data.shape[request.axis] == 0:
+        return finish(np.zeros(_result_shape(data, request), np.int64), request)
+    last = request.last or opset < 12
+    return finish((last_min if last else first_min)(keys, request.axis), request)
+
+
+def sticky_first_nan(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Scan seeded with element 0 using ``x < best``: a NaN at index 0 sticks, NaN elsewhere is skipped."""
+    request = parse(data, opset, attributes)
+    return finish(_scan(data, request), request)
+
+
+def _scan(data: np.ndarray, request: Request) -> np.ndarray:
+    """The classic kernel loop, vectorised over the other axes."""
+    n = data.shape[request.axis]
+    if n == 0:
+        raise ValueError("ArgMin of an empty axis has no answer")
+    best = np.take(data, 0, axis=request.axis)
+    where = np.zeros(best.shape, np.int64)
+    for i in range(1, n):
+        value = np.take(data, i, axis=request.axis)
+        with np.errstate(invalid="ignore"):  # NaN compares False, which is this kernel's NaN policy
+            better = (value <= best) if request.last else (value < best)
+        best = np.where(better, value, best)
+        where = np.where(better, i, where)
+    return where
+
+
+def min_then_match(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Minimum first, then the first (last) position equal to it: a slice with NaN answers 0 wherever the NaN is."""
+    request = parse(data, opset, attributes)
+    axis = request.axis
+    with np.errstate(invalid="ignore"):
+        smallest = np.min(data, axis=axis, keepdims=True)  # raises on an empty axis
+    match = data == smallest  # all False when the minimum is NaN
+    if request.last:
+        found = data.shape[axis] - 1 - np.argmax(np.flip(match, axis), axis=axis)
+        found = np.where(match.any(axis=axis), found, 0)
+    else:
+        found = np.argmax(match, axis=axis)
+    return finish(found, request)
+
