@@ -49,18 +49,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"profile: {settings.profile}; seed: {settings.seed}; reports: {settings.report_dir}"]
 
 
-def selected_types(settings, version: spec.Version) -> list[str]:
-    return [t for t in version.type_names if settings.dtypes is None or t in settings.dtypes]
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    settings = metafunc.config.stash[_STATE]["settings"]
-    names = metafunc.fixturenames
-    if "version" in names and "dtype" in names:
-        pairs = [(v, t) for v in settings.versions for t in selected_types(settings, spec.load(v))]
-        metafunc.parametrize(("version", "dtype"), pairs, ids=[f"v{v}-{t}" for v, t in pairs])
-    elif "version" in names:
-        metafunc.parametrize("version", settings.versions, ids=[f"v{v}" for v in settings.versions])
+    if "task" in metafunc.fixturenames:
+        settings = metafunc.config.stash[_STATE]["settings"]
+        tasks = harness.plan(settings, metafunc.module.SUITE)
+        metafunc.parametrize("task", tasks, ids=[task.id for task in tasks])
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,8 @@ import hypothesis
 import numpy as np
 
 import spec
-from generators import Case
+from generators import Case, profiles, rejection_cases, semantic_cases, undefined_cases
+from generators.onnx_cases import onnx_node_cases
 
 from .isolation import Reply, Runner
 from .judge import Judgement, judge
@@ -128,9 +129,9 @@ class Conformance:
         self.runner.close()
 
 
-def run_test(conformance: Conformance, test_id: str, strategy, suite: str, settings: Settings) -> None:
+def run_test(conformance: Conformance, test_id: str, strategy, suite: str) -> None:
     """Run one Hypothesis test over ``strategy`` with the run's profile and seed."""
-    from generators import profiles
+    settings = conformance.settings
 
     @hypothesis.settings(profiles.load(settings.profile), database=None, report_multiple_bugs=False)
     @hypothesis.given(case=strategy)
@@ -144,6 +145,79 @@ def run_test(conformance: Conformance, test_id: str, strategy, suite: str, setti
         test()
     finally:
         conformance.end()
+
+
+def run_fixed(conformance: Conformance, test_id: str, cases: list[Case]) -> None:
+    """Judge every fixed case (no search, no shrinking); raise once at the end if any failed."""
+    failures = []
+    for case in cases:
+        conformance.begin(f"{test_id}[{case.tags[-1]}]")
+        try:
+            conformance.check(case, "fixed")
+        except Nonconformance as exc:
+            failures.append(f"{case.tags[-1]}: {exc}")
+        finally:
+            conformance.end()
+    if failures:
+        raise Nonconformance("\n".join(failures))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of a run: a suite at one version (and, for per-type suites, one type)."""
+
+    suite: str  # fixed, property, rejection, census
+    version: int
+    dtype: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"v{self.version}" + (f"-{self.dtype}" if self.dtype else "")
+
+
+def plan(settings: Settings, suite: str) -> list[Task]:
+    """The tasks of one suite for the selected versions and types."""
+    tasks = []
+    for number in settings.versions:
+        if suite in ("fixed", "rejection"):
+            tasks.append(Task(suite, number))
+            continue
+        tasks += [Task(suite, number, name) for name in spec.load(number).type_names
+                  if settings.dtypes is None or name in settings.dtypes]
+    return tasks
+
+
+def run_task(conformance: Conformance, task: Task, test_id: str) -> None:
+    version = spec.load(task.version)
+    if task.suite == "fixed":
+        restriction = conformance.settings.dtypes
+        run_fixed(conformance, test_id, [c for c in onnx_node_cases(version)
+                                         if restriction is None or c.dtype_name in restriction])
+    elif task.suite == "property":
+        run_test(conformance, test_id, semantic_cases(version, task.dtype), task.suite)
+    elif task.suite == "rejection":
+        run_test(conformance, test_id, rejection_cases(version), task.suite)
+    else:
+        run_test(conformance, test_id, undefined_cases(version, task.dtype), task.suite)
+
+
+SUITES = ("fixed", "property", "rejection", "census")
+
+
+def run_all(settings: Settings) -> Conformance:
+    """A whole run without pytest (for adequacy scoring and the project's own tests):
+    every task of every suite, each nonconformance recorded and the run carried on."""
+    conformance = Conformance(settings)
+    try:
+        for suite in SUITES:
+            for task in plan(settings, suite):
+                try:
+                    run_task(conformance, task, f"{suite}::{task.id}")
+                except Nonconformance:
+                    pass
+    finally:
+        conformance.close()
+    return conformance
 
 
 # -- the run as a whole ----------------------------------------------------------------------

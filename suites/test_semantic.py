@@ -1,12 +1,10 @@
 """Semantic properties: every valid input of every type, judged exactly against the oracle
 (dtype, shape, index range, minimum, tie rule, defaults, axis, zero-size dimensions)."""
 
-from __future__ import annotations
+from suites.harness import run_task
 
-import spec
-from generators import semantic_cases
-from suites.harness import Conformance, run_test
+SUITE = "property"
 
 
-def test_semantic(version: int, dtype: str, conformance: Conformance, settings, request) -> None:
-    run_test(conformance, request.node.nodeid, semantic_cases(spec.load(version), dtype), "property", settings)
+def test_semantic(task, conformance, request) -> None:
+    run_task(conformance, task, request.node.nodeid)

@@ -1,0 +1,237 @@
+"""Fault isolation: call the implementation under test so that its crashes and hangs become
+results instead of ending the run.
+
+In ``process`` mode every call goes to a worker process over a multiprocessing pipe (pickled
+numpy arrays, protocol 5). A call that takes longer than ``timeout`` kills the worker (status
+``timeout``); a worker that dies mid-call (``os._exit``, abort, segfault) gives ``crash`` with
+its exit code or signal. Either way the next call starts a fresh worker. ``none`` mode calls
+in-process, for debugging and speed; it cannot survive a crash or enforce a timeout."""
+
+from __future__ import annotations
+
+import atexit
+import math
+import multiprocessing
+import os
+import pickle
+import signal
+import statistics
+import sys
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from suites import worker
+from suites.plugins import UsageError, portable, resolve
+
+ISOLATION_MODES = ("process", "none")
+_STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
+_EXIT_GRACE_SECONDS = 1.0
+
+
+@dataclass
+class Reply:
+    """What one call did. ``seconds`` is the implementation's own time where it answered (the
+    worker measures it, so the two modes agree) and the wall time of a crash or timeout."""
+
+    status: str  # 'ok' | 'unsupported' | 'raised' | 'crash' | 'timeout'
+    value: np.ndarray | None  # np.asarray(return value) when status == 'ok'
+    error: str | None  # 'ExceptionType: message', or what happened to the worker
+    seconds: float
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """forkserver where the platform has it: a fresh worker is a fork of a small, thread-free
+    server that already imported numpy, so restarts after a crash are cheap and onnxruntime's
+    threads in this process are never forked. spawn elsewhere."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["suites.worker"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "the worker closed its connection without answering"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"the worker process died from {name}"
+    return f"the worker process exited with code {exitcode}"
+
+
+class _Worker:
+    """One worker process and the parent's end of its pipe."""
+
+    def __init__(self, impl: str, path: list[str], cwd: str) -> None:
+        context = _context()
+        self.conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(target=worker.serve, args=(child, impl, path, cwd),
+                                       name="argmin-impl-worker", daemon=False)
+        self.process.start()
+        child.close()  # so that the worker's death reads as EOF here
+        self.ready = False
+
+    def wait_ready(self) -> str | None:
+        """None when the implementation loaded, else why not."""
+        if not self.conn.poll(_STARTUP_SECONDS):
+            self.kill()
+            return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
+        try:
+            kind, message = pickle.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            return _death(self.stop())
+        if kind == "error":
+            self.stop()
+            raise UsageError(f"{message} (in the worker process; --isolation none runs in this one)")
+        self.ready = True
+        return None
+
+    def stop(self) -> int | None:
+        """Let the worker exit (it does when its pipe closes), kill it if it does not."""
+        self.conn.close()
+        self.process.join(_EXIT_GRACE_SECONDS)
+        if self.process.exitcode is None:
+            self.process.kill()
+            self.process.join()
+        return self.process.exitcode
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+_live: weakref.WeakSet[Runner] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Workers are not daemons (so implementations may start processes of their own); end them
+    before multiprocessing's own exit handler would wait for them."""
+    for runner in list(_live):
+        runner.close()
+
+
+class Runner:
+    """Calls one implementation, in a worker process or in-process."""
+
+    def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0) -> None:
+        if isolation not in ISOLATION_MODES:
+            raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
+        if not timeout > 0:
+            raise UsageError(f"--timeout {timeout!r} is not a positive number of seconds; use e.g. --timeout 10")
+        self.impl, self.isolation, self.timeout = impl, isolation, timeout
+        self._fn = resolve(impl)  # a bad --impl is a UsageError before any worker starts
+        self._worker: _Worker | None = None
+        self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
+        self._started = 0
+        if isolation == "process":
+            # What every worker, even one restarted after the caller changed directory, loads.
+            self._worker_args = (portable(impl), list(sys.path), os.getcwd())
+            self._start()  # start loading now, overlapping whatever the caller does next
+            _live.add(self)
+
+    def _start(self) -> None:
+        self._worker = _Worker(*self._worker_args)
+        self.restarts += self._started > 0
+        self._started += 1
+
+    def call(self, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Reply:
+        if self.isolation == "none":
+            # A copy, as the worker gets: an implementation that writes into its input must not
+            # change the caller's array in one mode and not in the other.
+            return Reply(*worker.call(self._fn, np.array(data, copy=True), opset, attributes))
+        return self._call_worker(data, opset, dict(attributes))
+
+    def _call_worker(self, data: np.ndarray, opset: int, attributes: dict[str, int]) -> Reply:
+        try:
+            return self._exchange(data, opset, attributes)
+        except BaseException:
+            # Ctrl-C (or anything else) mid-call leaves an answer in flight: never read it as the
+            # next call's answer. The worker ignores SIGINT, so end it here.
+            if self._worker is not None:
+                self._worker.kill()
+                self._worker = None
+            raise
+
+    def _exchange(self, data: np.ndarray, opset: int, attributes: dict[str, int]) -> Reply:
+        if self._worker is None:
+            self._start()
+        current = self._worker
+        assert current is not None
+        start = time.perf_counter()
+        if not current.ready:
+            problem = current.wait_ready()
+            if problem is not None:
+                self._worker = None
+                return Reply("crash", None, f"{problem} while loading the implementation", time.perf_counter() - start)
+            start = time.perf_counter()
+        request = pickle.dumps((data, opset, attributes), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            current.conn.send_bytes(request)
+            answered = current.conn.poll(None if math.isinf(self.timeout) else self.timeout)
+        except OSError:  # the worker died before or while reading the request
+            answered = True
+        if not answered:
+            current.kill()
+            self._worker = None
+            return Reply("timeout", None, f"no answer within {self.timeout:g} s; the worker process was killed",
+                         time.perf_counter() - start)
+        try:
+            status, value, error, seconds = pickle.loads(current.conn.recv_bytes())
+        except (EOFError, OSError):
+            elapsed = time.perf_counter() - start
+            self._worker = None
+            return Reply("crash", None, _death(current.stop()), elapsed)
+        return Reply(status, value, error, seconds)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+        _live.discard(self)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def trivial_argmin(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1, **_: Any) -> np.ndarray:
+    """The benchmark's implementation: as cheap as a correct-looking answer gets."""
+    return np.argmin(data, axis=axis, keepdims=bool(keepdims))
+
+
+def benchmark(calls: int = 2000, shape: tuple[int, ...] = (4, 8)) -> dict[str, float]:
+    """Median seconds per call of a trivial numpy implementation in each isolation mode, and
+    the per-call overhead of process isolation. Prints nothing: callers format the figures."""
+    data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    impl = "suites.isolation:trivial_argmin"
+    medians = {}
+    for mode in ISOLATION_MODES:
+        with Runner(impl, isolation=mode) as runner:
+            runner.call(data, 13, {})  # warm-up: worker start and first imports
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                runner.call(data, 13, {"axis": 1})
+                times.append(time.perf_counter() - start)
+        medians[mode] = statistics.median(times)
+    return {"process_s": medians["process"], "none_s": medians["none"],
+            "overhead_s": medians["process"] - medians["none"], "ratio": medians["process"] / medians["none"]}
+
+
+if __name__ == "__main__":
+    figures = benchmark()
+    print(f"median per call: process {figures['process_s'] * 1e6:.1f} us, in-process {figures['none_s'] * 1e6:.1f} us; "
+          f"overhead {figures['overhead_s'] * 1e6:.1f} us ({figures['ratio']:.1f}x)")

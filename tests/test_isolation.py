@@ -1,0 +1,205 @@
+"""Fault isolation: the same statuses in both modes, crashes and hangs contained in process
+mode, and exact round trips of every dtype through the worker."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from suites.isolation import Reply, Runner, benchmark
+from suites.plugins import UsageError
+
+IMPLS = Path(__file__).parent / "impls"
+FAULTY = f"{IMPLS / 'plugin_faulty.py'}:by_value"
+GOOD = IMPLS / "plugin_good.py"
+TIMEOUT = 1.0
+
+# The codes plugin_faulty.by_value reads from the first element of its input.
+EXIT, ABORT, SEGFAULT, HANG, UNSUPPORTED, RAISE, RAGGED, UNCONVERTIBLE, SYS_EXIT, UNPICKLABLE = range(1, 11)
+
+
+def code(value: int) -> np.ndarray:
+    return np.array([[value, 0, 5]], dtype=np.int64)
+
+
+@pytest.fixture(scope="module")
+def process_runner() -> Iterator[Runner]:
+    with Runner(FAULTY, isolation="process", timeout=TIMEOUT) as runner:
+        yield runner
+
+
+@pytest.fixture(scope="module")
+def inprocess_runner() -> Iterator[Runner]:
+    with Runner(FAULTY, isolation="none") as runner:
+        yield runner
+
+
+@pytest.fixture(params=["process", "none"])
+def runner(request: pytest.FixtureRequest) -> Runner:
+    return request.getfixturevalue("process_runner" if request.param == "process" else "inprocess_runner")
+
+
+def assert_ok(reply: Reply, expected: list) -> None:
+    assert (reply.status, reply.error) == ("ok", None)
+    assert reply.value is not None and reply.value.tolist() == expected
+
+
+# --- the same statuses in both modes --------------------------------------------------------
+
+def test_ok(runner: Runner) -> None:
+    reply = runner.call(code(0), 13, {"axis": 1})
+    assert_ok(reply, [[0]])
+    assert reply.value is not None and reply.value.dtype == np.int64
+    assert 0 <= reply.seconds < TIMEOUT
+
+
+def test_not_implemented_is_unsupported(runner: Runner) -> None:
+    reply = runner.call(code(UNSUPPORTED), 13, {})
+    assert (reply.status, reply.value) == ("unsupported", None)
+    assert reply.error == "NotImplementedError: no kernel for this input"
+
+
+def test_other_exceptions_are_raised(runner: Runner) -> None:
+    reply = runner.call(code(RAISE), 13, {})
+    assert (reply.status, reply.error) == ("raised", "ValueError: axis out of range")
+
+
+def test_a_return_numpy_holds_only_as_objects_is_an_answer(runner: Runner) -> None:
+    reply = runner.call(code(RAGGED), 13, {})
+    assert reply.status == "ok"
+    assert reply.value is not None and reply.value.dtype == object
+
+
+def test_a_return_numpy_refuses_is_raised(runner: Runner) -> None:
+    reply = runner.call(code(UNCONVERTIBLE), 13, {})
+    assert (reply.status, reply.error) == (
+        "raised", "TypeError: returned Unconvertible, which numpy.asarray does not accept")
+
+
+def test_sys_exit_is_a_crash_in_both_modes(runner: Runner) -> None:
+    reply = runner.call(code(SYS_EXIT), 13, {})
+    assert reply.status == "crash"
+    assert reply.error is not None and "sys.exit(4)" in reply.error
+    assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
+
+
+@pytest.mark.parametrize("isolation", ["process", "none"])
+def test_attributes_arrive_exactly_as_set(isolation: str) -> None:
+    with Runner(f"{GOOD}:echo", isolation=isolation) as runner:
+        assert_ok(runner.call(code(0), 11, {}), ["opset=11"])
+        assert_ok(runner.call(code(0), 12, {"select_last_index": 0, "axis": -1}),
+                  ["opset=12", "axis=-1", "select_last_index=0"])
+
+
+@pytest.mark.parametrize("isolation", ["process", "none"])
+def test_the_callers_array_is_never_written(isolation: str) -> None:
+    data = np.array([[3, 1], [2, 4]], dtype=np.int32)
+    with Runner(f"{GOOD}:scribble", isolation=isolation) as runner:
+        assert_ok(runner.call(data, 13, {}), [[1, 0]])
+    assert data.tolist() == [[3, 1], [2, 4]]
+
+
+# --- faults contained in process mode -------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "death"), [
+    (EXIT, "exited with code 3"),
+    (ABORT, "SIGABRT"),
+    (SEGFAULT, "SIGSEGV"),
+])
+def test_crash_then_carry_on(process_runner: Runner, value: int, death: str) -> None:
+    restarts = process_runner.restarts
+    reply = process_runner.call(code(value), 13, {})
+    assert (reply.status, reply.value) == ("crash", None)
+    assert reply.error is not None and death in reply.error
+    assert_ok(process_runner.call(code(0), 13, {"axis": 1}), [[0]])
+    assert process_runner.restarts == restarts + 1
+
+
+def test_hang_is_a_timeout_then_carry_on(process_runner: Runner) -> None:
+    start = time.perf_counter()
+    reply = process_runner.call(code(HANG), 13, {})
+    elapsed = time.perf_counter() - start
+    assert (reply.status, reply.value) == ("timeout", None)
+    assert reply.error is not None and f"{TIMEOUT:g} s" in reply.error
+    assert TIMEOUT <= elapsed < TIMEOUT + 1.0
+    assert_ok(process_runner.call(code(0), 13, {"axis": 1}), [[0]])
+
+
+def test_an_answer_that_cannot_travel_back_is_raised(process_runner: Runner) -> None:
+    reply = process_runner.call(code(UNPICKLABLE), 13, {})
+    assert reply.status == "raised"
+    assert reply.error is not None and reply.error.startswith("TypeError: returned function objects")
+
+
+ROUND_TRIP = [
+    np.array([1.0, -0.0, np.nan, np.inf, -np.inf, 1e-40, 3e38], dtype=ml_dtypes.bfloat16),
+    np.array([np.nan, -0.0, 6e-8, 65504], dtype=np.float16),
+    np.array([0.5, -0.0, np.nan], dtype=ml_dtypes.float8_e4m3fn),
+    np.array([2**64 - 1, 2**63 + 1], dtype=np.uint64),
+    np.array([-(2**63), 2**63 - 1], dtype=np.int64),
+    np.array([[True, False]]),
+    np.array([1 + 2j], dtype=np.complex128),
+    np.zeros((0, 3, 0), dtype=np.float32),
+    np.array(7.0, dtype=np.float64),
+]
+
+
+@pytest.mark.parametrize("data", ROUND_TRIP, ids=lambda a: f"{a.dtype}{list(a.shape)}")
+def test_exact_round_trip(data: np.ndarray, identity_runner: Runner) -> None:
+    reply = identity_runner.call(data, 13, {})
+    assert reply.status == "ok" and reply.value is not None
+    assert (reply.value.dtype, reply.value.shape) == (data.dtype, data.shape)
+    assert reply.value.tobytes() == data.tobytes()
+
+
+@pytest.fixture(scope="module")
+def identity_runner() -> Iterator[Runner]:
+    with Runner(f"{GOOD}:identity", isolation="process") as runner:
+        yield runner
+
+
+# --- set-up errors and lifecycle ------------------------------------------------------------
+
+def test_bad_impl_is_a_usage_error_before_any_worker_starts() -> None:
+    before = set(multiprocessing.active_children())
+    with pytest.raises(UsageError, match="has no ':function' part"):
+        Runner("foo")
+    assert set(multiprocessing.active_children()) == before
+
+
+@pytest.mark.parametrize(("options", "problem"), [
+    ({"isolation": "thread"}, "--isolation 'thread' is not a mode"),
+    ({"timeout": 0}, "--timeout 0 is not a positive number"),
+])
+def test_bad_options_are_usage_errors(options: dict, problem: str) -> None:
+    with pytest.raises(UsageError, match=problem):
+        Runner(f"{GOOD}:argmin", **options)
+
+
+def test_close_ends_the_worker() -> None:
+    before = set(multiprocessing.active_children())
+    runner = Runner(f"{GOOD}:argmin", isolation="process")
+    assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
+    assert len(set(multiprocessing.active_children()) - before) == 1
+    runner.close()
+    assert set(multiprocessing.active_children()) == before
+
+
+def test_the_worker_loads_paths_as_the_parent_saw_them(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(IMPLS.parent)
+    with Runner("impls/plugin_faulty.py:by_value", isolation="process", timeout=TIMEOUT) as runner:
+        monkeypatch.chdir(tmp_path)  # a restarted worker must still find the file
+        assert runner.call(code(EXIT), 13, {}).status == "crash"
+        assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
+
+
+def test_benchmark_reports_medians() -> None:
+    figures = benchmark(calls=20)
+    assert set(figures) == {"process_s", "none_s", "overhead_s", "ratio"}
+    assert 0 < figures["none_s"] < figures["process_s"] < 0.05
