@@ -1,0 +1,33 @@
+"""Reports: a run's raw records -> report.json (the aggregated document), report.html (the
+certification report) and junit.xml; and the comparison of two runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from suites.results import RawRun
+
+from .aggregate import SCHEMA, aggregate
+from .junit import to_junit
+from .render import render_report
+
+__all__ = ["SCHEMA", "aggregate", "write_documents", "write_reports"]
+
+
+def write_documents(document: dict, report_dir: Path, lang: str = "en") -> dict[str, Path]:
+    """Write the three files for an already aggregated document."""
+    report_dir = Path(report_dir)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"html": report_dir / "report.html", "json": report_dir / "report.json", "junit": report_dir / "junit.xml"}
+    paths["json"].write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths["html"].write_text(render_report(document, lang), encoding="utf-8")
+    paths["junit"].write_bytes(to_junit(document))
+    return paths
+
+
+def write_reports(raw: RawRun, report_dir: Path, lang: str = "en") -> dict[str, Path]:
+    """Write report.html, report.json (aggregated, schema-valid) and junit.xml into report_dir
+    (created if needed); return {'html': ..., 'json': ..., 'junit': ...}. Content coming from the
+    implementation under test is only ever escaped, never interpreted."""
+    return write_documents(aggregate(raw), report_dir, lang)

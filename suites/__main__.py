@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, spec.SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    options = [f"{name}={getattr(args, name.lstrip('-').replace('-', '_'))}" for name, *_ in OPTIONS]
+    values = {name: getattr(args, name.lstrip("-").replace("-", "_")) for name, *_ in OPTIONS}
+    options = [f"{name}={value}" for name, value in values.items() if value is not None]
     code = pytest.main([str(ROOT / "suites"), f"--rootdir={ROOT}", "-p", "no:cacheprovider", "-q", "--tb=line",
                         *options, *passthrough])
     run = publish.LAST_RUN.get("raw")

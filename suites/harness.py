@@ -7,6 +7,7 @@ recorded once, with the smallest counterexample (the one Hypothesis replays last
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -211,10 +212,8 @@ def run_all(settings: Settings) -> Conformance:
     try:
         for suite in SUITES:
             for task in plan(settings, suite):
-                try:
+                with contextlib.suppress(Nonconformance):
                     run_task(conformance, task, f"{suite}::{task.id}")
-                except Nonconformance:
-                    pass
     finally:
         conformance.close()
     return conformance

@@ -89,12 +89,8 @@ def judge(version: Version, case: Case, reply: Reply, suite: str, call: Call) ->
     expectation = expect(version, case.data, case.attributes)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
-        records = [CensusRecord(version=case.version, dtype=case.dtype_name, topic=clause.id,
-                                input=to_tensor(case.data), attributes=dict(case.attributes),
-                                observed=to_tensor(reply.value) if reply.status == "ok" else
-                                f"{reply.status}: {reply.error}",
-                                fits=census.policies(version, clause, case.data, case.attributes,
-                                                     reply.status, reply.value))
+        records = [_census(case, clause.id, reply, census.policies(version, clause, case.data, case.attributes,
+                                                                    reply.status, reply.value))
                    for clause in expectation.clauses]
         return Judgement(_result(case, suite, "undefined", "observed", ids, ids[0], reply), records)
     if expectation.kind == "rejection":
@@ -124,11 +120,26 @@ def judge(version: Version, case: Case, reply: Reply, suite: str, call: Call) ->
     return Judgement(_result(case, suite, "semantic", "fail", exercised, clause_id, reply, example), [])
 
 
+# Census examples keep their tensors only up to this size: the report shows a few examples per
+# topic, and writing every large input out exactly would cost more than the run itself.
+CENSUS_EXAMPLE_LIMIT = 256
+
+
+def _census(case: Case, topic: str, reply: Reply, fits: list[str]) -> CensusRecord:
+    small = case.data.size <= CENSUS_EXAMPLE_LIMIT
+    if reply.status != "ok":
+        observed = f"{reply.status}: {reply.error}"
+    else:
+        observed = to_tensor(reply.value) if small and np.size(reply.value) <= CENSUS_EXAMPLE_LIMIT else None
+    return CensusRecord(version=case.version, dtype=case.dtype_name, topic=topic,
+                        input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
+                        observed=observed, fits=fits)
+
+
 def _tie_census(version: Version, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:
     """Where ties are undefined (v1, v11) and the input has one, record which index was chosen."""
     if expectation.tie_rule != "any" or np.array_equal(expectation.first, expectation.last):
         return []
-    topic = version.clause_for_check("ties")
-    return [CensusRecord(version=case.version, dtype=case.dtype_name, topic=topic.id, input=to_tensor(case.data),
-                         attributes=dict(case.attributes), observed=to_tensor(np.asarray(reply.value)),
-                         fits=census.tie_choice(expectation.first, expectation.last, np.asarray(reply.value)))]
+    value = np.asarray(reply.value)
+    return [_census(case, version.clause_for_check("ties").id, reply,
+                    census.tie_choice(expectation.first, expectation.last, value))]

@@ -70,9 +70,9 @@ class CensusRecord:
     version: int
     dtype: str
     topic: str  # the undefined clause id, e.g. C14
-    input: Tensor
+    input: Tensor | None  # None for large inputs (see suites.judge.CENSUS_EXAMPLE_LIMIT)
     attributes: dict[str, int]
-    observed: Tensor | str  # the returned tensor, or the exception text
+    observed: Tensor | str | None  # the returned tensor (None when large), or the exception text
     fits: list[str]
 
 

@@ -10,13 +10,14 @@ from spec import catalogue, type_of
 from .results import Tensor
 
 
-def _float_text(value: np.generic, dtype: np.dtype) -> str:
-    """The short form (e.g. '0.1') when it reads back to the same bits, else the exact float64 repr."""
-    short = str(value)
-    readback = np.array([float(short)]).astype(dtype)
-    if readback.view(f"u{dtype.itemsize}")[0] == np.array([value], dtype=dtype).view(f"u{dtype.itemsize}")[0]:
-        return short
-    return repr(float(value))
+def _float_texts(flat: np.ndarray) -> list[str]:
+    """Short forms (e.g. '0.1') where they read back to the same bits, else the exact float64 repr."""
+    texts = [str(v) for v in flat]
+    readback = np.array([float(text) for text in texts]).astype(flat.dtype)
+    unsigned = f"u{flat.dtype.itemsize}"
+    for i in np.flatnonzero(readback.view(unsigned) != flat.view(unsigned)):
+        texts[i] = repr(float(flat[i]))
+    return texts
 
 
 def to_tensor(array: np.ndarray) -> Tensor:
@@ -25,7 +26,7 @@ def to_tensor(array: np.ndarray) -> Tensor:
     name = tensor_type.name if tensor_type else str(array.dtype)
     flat = array.reshape(-1)
     if tensor_type is not None and tensor_type.family in ("float", "float8"):
-        values = [_float_text(v, array.dtype) for v in flat]
+        values = _float_texts(np.ascontiguousarray(flat))
     elif array.dtype.kind in "iub":
         values = [str(int(v)) for v in flat]
     else:

@@ -1,0 +1,89 @@
+"""``python -m reports render RAW_OR_REPORT.json --out DIR [--lang zh-TW]`` and
+``python -m reports compare OLD.json NEW.json [--html OUT]`` (exit 1 on a regression)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from suites.results import from_json
+
+from . import SCHEMA, aggregate, write_documents
+from .compare import as_text, compare
+from .i18n import LANGUAGES
+from .render import render_comparison
+
+
+class UsageError(Exception):
+    """Bad input from the command line; the message is one line naming the problem and the fix."""
+
+
+def _read(path: Path) -> dict:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the file ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not a JSON file ({exc}); pass a report.json or a raw run file") from None
+    if not isinstance(document, dict):
+        raise UsageError(f"{path}: expected a JSON object; pass a report.json or a raw run file")
+    return document
+
+
+def _report(path: Path) -> dict:
+    """A report document, aggregating a raw run file (suites.results.to_json output) on the way."""
+    document = _read(path)
+    if document.get("schema") == SCHEMA:
+        return document
+    if "schema" in document:
+        raise UsageError(f"{path}: schema {document['schema']!r} is not {SCHEMA!r}; re-render it with this version")
+    if {"info", "environment", "results", "census"} <= document.keys():
+        try:
+            return aggregate(from_json(document))
+        except (TypeError, KeyError, ValueError) as exc:
+            raise UsageError(f"{path}: not a valid raw run ({type(exc).__name__}: {exc})") from None
+    raise UsageError(f"{path}: neither a report ({SCHEMA}) nor a raw run; pass the report.json a run wrote")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    render = commands.add_parser("render", help="write report.html, report.json and junit.xml")
+    render.add_argument("source", type=Path, help="a report.json or a raw run JSON file")
+    render.add_argument("--out", type=Path, required=True, help="directory for the three files")
+    render.add_argument("--lang", choices=LANGUAGES, default="en")
+    diff = commands.add_parser("compare", help="what changed between two runs; exit 1 on a regression")
+    diff.add_argument("old", type=Path)
+    diff.add_argument("new", type=Path)
+    diff.add_argument("--html", type=Path, help="also write the comparison as an HTML page")
+    diff.add_argument("--lang", choices=LANGUAGES, default="en")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "render":
+            paths = write_documents(_report(args.source), args.out, args.lang)
+            for kind, path in paths.items():
+                print(f"{kind}: {path}")
+            return 0
+        comparison = compare(_report(args.old), _report(args.new))
+        print(as_text(comparison))
+        if args.html:
+            args.html.parent.mkdir(parents=True, exist_ok=True)
+            args.html.write_text(render_comparison(comparison, args.lang), encoding="utf-8")
+            print(f"html: {args.html}")
+        return 1 if comparison["regression"] else 0
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot write {exc.filename}: {exc.strerror}; choose a writable path", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,338 @@
+"""RawRun -> the report document: the JSON twin of the HTML report, holding everything it shows.
+
+The document is plain JSON data (validated by ``report.schema.json``), so a report can be
+re-rendered or compared later without the run's raw records. Everything the implementation
+under test produced (exception texts, returned values) is kept as the strings it recorded;
+escaping is the renderers' job."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from itertools import pairwise
+from typing import Any
+
+import spec
+from spec.diff import diff
+from suites.results import CENSUS, OUTCOMES, CaseResult, CensusRecord, RawRun, Tensor
+from suites.verdict import verdict
+
+from .replay import display_values, snippet
+
+SCHEMA = "argmin-conformance/report/1"
+ALL_OUTCOMES = (*OUTCOMES, CENSUS)
+# Worst first: the outcome a cell or clause shows when its cases disagree.
+SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
+NOT_RUN = "not-run"
+EXAMPLES_PER_TOPIC = 5
+
+
+def counts(outcomes: Iterable[str]) -> dict[str, int]:
+    """Cases per outcome, every known outcome present (zero-filled); unknown outcomes count as error."""
+    tally = dict.fromkeys(ALL_OUTCOMES, 0)
+    for outcome in outcomes:
+        tally[outcome if outcome in tally else "error"] += 1
+    return tally
+
+
+def worst(tally: dict[str, int]) -> str:
+    return next((o for o in SEVERITY if tally.get(o)), NOT_RUN)
+
+
+def _version(number: int) -> spec.Version | None:
+    try:
+        return spec.load(number)
+    except spec.SpecError:
+        return None
+
+
+def _tensor(value: Tensor | str | None) -> dict | str | None:
+    if isinstance(value, Tensor):
+        return {"dtype": str(value.dtype), "shape": [int(n) for n in value.shape],
+                "values": [str(v) for v in value.values], "display": display_values(value)}
+    return None if value is None else str(value)
+
+
+def _run(raw: RawRun) -> dict[str, Any]:
+    info = raw.info
+    return {
+        "impl": str(info.impl), "profile": str(info.profile), "seed": info.seed,
+        "versions": sorted(int(v) for v in info.versions),
+        "dtypes": None if info.dtypes is None else [str(d) for d in info.dtypes],
+        "started": str(info.started), "duration_s": float(info.duration_s), "complete": bool(info.complete),
+        "incomplete_reason": None if info.incomplete_reason is None else str(info.incomplete_reason),
+        "cases_run": len(raw.results), "census_records": len(raw.census),
+        "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
+    }
+
+
+def _tested_versions(raw: RawRun) -> list[int]:
+    return sorted({int(v) for v in raw.info.versions} | {r.version for r in raw.results})
+
+
+def _verdict_reason(results: list[CaseResult], number: int) -> str:
+    """Why a version got its verdict, as a message key plus numbers for the renderer."""
+    judged = [r for r in results if r.version == number and r.kind in ("semantic", "rejection")]
+    if any(r.outcome != "pass" for r in judged):
+        return "reason-failures"
+    if not any(r.kind == "semantic" for r in judged):
+        return "reason-no-semantic"
+    if not any(r.kind == "rejection" for r in judged):
+        return "reason-no-rejection"
+    return "reason-all-passed"
+
+
+def _versions(raw: RawRun, numbers: list[int]) -> list[dict]:
+    entries = []
+    for number in numbers:
+        version = _version(number)
+        types = list(version.type_names) if version else []
+        restriction = None if raw.info.dtypes is None else [t for t in types if t in raw.info.dtypes]
+        mine = [r for r in raw.results if r.version == number]
+        judged = [r for r in mine if r.kind in ("semantic", "rejection")]
+        entries.append({
+            "version": number, "verdict": verdict(raw.results, number),
+            "reason": _verdict_reason(raw.results, number), "type_restriction": restriction, "types": types,
+            "cases": len(mine), "judged": len(judged), "not_passed": sum(r.outcome != "pass" for r in judged),
+            "counts": counts(r.outcome for r in mine),
+        })
+    return entries
+
+
+def _clause_outcomes(result: CaseResult) -> Iterable[tuple[str, str]]:
+    """A case counts 'pass' for every clause it exercised except the deciding one, which gets the
+    case's outcome. A non-pass case without a deciding clause charges its outcome to all of them."""
+    clauses = list(dict.fromkeys([*result.clauses, *([result.clause] if result.clause else [])]))
+    for clause_id in clauses:
+        if result.clause is None:
+            yield clause_id, result.outcome
+        else:
+            yield clause_id, result.outcome if clause_id == result.clause else "pass"
+
+
+def _clauses(raw: RawRun, numbers: list[int]) -> list[dict]:
+    tallies: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for result in raw.results:
+        for clause_id, outcome in _clause_outcomes(result):
+            tallies[result.version, str(clause_id)].append(outcome)
+    entries = []
+    for number in numbers:
+        version = _version(number)
+        known = {c.id: c for c in version.clauses} if version else {}
+        seen = [cid for (v, cid) in tallies if v == number and cid not in known]
+        for clause_id in [*known, *sorted(set(seen))]:
+            clause = known.get(clause_id)
+            tally = counts(tallies.get((number, clause_id), []))
+            entries.append({
+                "version": number, "id": clause_id,
+                "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
+                "statement": dict(clause.statement) if clause else {},
+                "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally),
+            })
+    return entries
+
+
+def _type_order(raw: RawRun, numbers: list[int]) -> list[str]:
+    """Columns of the matrix: the types of the tested versions' T, then any other dtype a case used
+    (rejection inputs), in catalogue order."""
+    catalogue = list(spec.catalogue())
+    inside: list[str] = []
+    for number in sorted(numbers, reverse=True):
+        version = _version(number)
+        inside += [t for t in (version.type_names if version else ()) if t not in inside]
+    others = {r.dtype for r in raw.results} - set(inside)
+    return inside + sorted(others, key=lambda t: (catalogue.index(t) if t in catalogue else len(catalogue), t))
+
+
+def _matrix(raw: RawRun, numbers: list[int], types: list[str]) -> list[dict]:
+    cells = defaultdict(list)
+    for result in raw.results:
+        cells[result.version, result.dtype].append(result.outcome)
+    rows = []
+    for number in numbers:
+        version = _version(number)
+        for dtype in types:
+            tally = counts(cells.get((number, dtype), []))
+            in_t = bool(version and dtype in version.type_names)
+            declared = raw.info.dtypes is None or dtype in raw.info.dtypes
+            rows.append({"version": number, "dtype": dtype, "in_t": in_t, "declared": declared,
+                         "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally)})
+    return rows
+
+
+def _size(result: CaseResult) -> int:
+    return math.prod(result.counterexample.input.shape) if result.counterexample else 0
+
+
+def _failures(raw: RawRun) -> list[dict]:
+    """Every distinct failure (version, clause, dtype, problem), with its smallest counterexample
+    (the last one among equally small ones: later counterexamples are the better shrunk)."""
+    chosen: dict[tuple, CaseResult] = {}
+    seen: Counter = Counter()
+    for result in raw.results:
+        if result.outcome in ("pass", CENSUS):
+            continue
+        ce = result.counterexample
+        key = (result.version, result.clause or "", result.dtype, ce.problem if ce else result.outcome)
+        seen[key] += 1
+        if key not in chosen or _size(result) <= _size(chosen[key]):
+            chosen[key] = result
+    entries = []
+    for key in sorted(chosen, key=lambda k: (k[0], _clause_number(k[1]), k[2], k[3])):
+        result = chosen[key]
+        version = _version(result.version)
+        clause = _find_clause(version, result.clause)
+        ce = result.counterexample
+        entries.append({
+            "version": result.version, "clause": result.clause, "dtype": result.dtype, "problem": key[3],
+            "outcome": result.outcome, "kind": result.kind, "suite": result.suite, "test": result.test,
+            "occurrences": seen[key],
+            "clause_title": clause.title if clause else "",
+            "statement": dict(clause.statement) if clause else {},
+            "counterexample": None if ce is None else {
+                "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
+                "opset": ce.opset, "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
+                "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
+            },
+            "replay": snippet(raw.info.impl, ce) if ce else None,
+        })
+    return entries
+
+
+def _clause_number(clause_id: str) -> int:
+    digits = "".join(ch for ch in clause_id if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def _find_clause(version: spec.Version | None, clause_id: str | None) -> spec.Clause | None:
+    if version is None or clause_id is None:
+        return None
+    try:
+        return version.clause(clause_id)
+    except KeyError:
+        return None
+
+
+def _examples(records: list[CensusRecord]) -> list[CensusRecord]:
+    """A few observations, one per distinct set of fitting policies first, so an incoherent
+    topic shows the answers that disagree."""
+    records = sorted(records, key=lambda r: math.prod(r.input.shape))  # small inputs read best
+    picked, kinds = [], set()
+    for record in records:
+        if frozenset(record.fits) not in kinds:
+            kinds.add(frozenset(record.fits))
+            picked.append(record)
+    for record in records:
+        if len(picked) >= EXAMPLES_PER_TOPIC:
+            break
+        if record not in picked:
+            picked.append(record)
+    return picked[:max(EXAMPLES_PER_TOPIC, len(kinds))]
+
+
+def _census(raw: RawRun) -> list[dict]:
+    """Per version and topic: the policy is what every observation fits (an intersection); when
+    nothing fits all of them the implementation follows no coherent policy."""
+    topics: dict[tuple[int, str], list[CensusRecord]] = defaultdict(list)
+    for record in raw.census:
+        topics[record.version, str(record.topic)].append(record)
+    entries = []
+    for (number, topic), records in sorted(topics.items(), key=lambda kv: (kv[0][0], _clause_number(kv[0][1]))):
+        policy = set(records[0].fits)
+        for record in records[1:]:
+            policy &= set(record.fits)
+        fits = Counter(f for record in records for f in set(record.fits))
+        clause = _find_clause(_version(number), topic)
+        entries.append({
+            "version": number, "topic": topic, "title": clause.title if clause else "",
+            "statement": dict(clause.statement) if clause else {},
+            "records": len(records), "dtypes": sorted({r.dtype for r in records}),
+            "policy": sorted(policy), "coherent": bool(policy),
+            "fits": dict(sorted(fits.items())), "fits_nothing": sum(1 for r in records if not r.fits),
+            "examples": [{"dtype": r.dtype, "input": _tensor(r.input), "observed": _tensor(r.observed),
+                          "attributes": {str(k): v for k, v in r.attributes.items()}, "fits": sorted(r.fits)}
+                         for r in _examples(records)],
+        })
+    return entries
+
+
+def _family(dtype: str) -> str:
+    entry = spec.catalogue().get(dtype)
+    return entry.family if entry else "other"
+
+
+def _coverage(raw: RawRun, numbers: list[int], types: list[str]) -> dict:
+    """Input partitions (case tags "key:value") reached per version and type.
+
+    The set of partitions that could be reached is not known in advance, so it is taken from the
+    run itself: every tag seen anywhere in the run for a type of the same family (float, signed,
+    unsigned, ...), in any version. A partition is unreached for a version and type when it is in
+    that set but no case of that version and type carried it. ``dtype:*`` tags are left out (the
+    type is already a coordinate)."""
+    seen: dict[tuple[int, str], Counter] = defaultdict(Counter)
+    by_family: dict[str, set[str]] = defaultdict(set)
+    for result in raw.results:
+        tags = [str(t) for t in result.tags if not str(t).startswith("dtype:")]
+        seen[result.version, result.dtype].update(tags)
+        by_family[_family(result.dtype)].update(tags)
+    keys = sorted({t.split(":", 1)[0] for tags in by_family.values() for t in tags})
+    cells, unreached_by_version = [], {}
+    for number in numbers:
+        reached_any: set[str] = set()
+        possible_any: set[str] = set()
+        for dtype in types:
+            tally = seen.get((number, dtype), Counter())
+            possible = by_family.get(_family(dtype), set())
+            if not tally:
+                continue
+            reached_any |= set(tally)
+            possible_any |= possible
+            cells.append({"version": number, "dtype": dtype, "tags": dict(sorted(tally.items())),
+                          "reached": len(set(tally) & possible), "possible": len(possible),
+                          "unreached": sorted(possible - set(tally)),
+                          "by_key": {k: [len({t for t in tally if t.split(":", 1)[0] == k}),
+                                         len({t for t in possible if t.split(":", 1)[0] == k})] for k in keys}})
+        unreached_by_version[str(number)] = sorted(possible_any - reached_any)
+    return {"keys": keys, "cells": cells, "unreached": unreached_by_version}
+
+
+def _differences(numbers: list[int]) -> list[dict]:
+    known = [n for n in numbers if _version(n) is not None]
+    return [{"from": a, "to": b, "changes": [{"what": c.what, "name": c.name, "how": c.how, "detail": c.detail}
+                                             for c in diff(spec.load(a), spec.load(b))]}
+            for a, b in pairwise(known)]
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy of the environment dict: anything exotic becomes its string."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return str(value)
+
+
+def aggregate(raw: RawRun) -> dict:
+    """The report document for one run (see report.schema.json)."""
+    numbers = _tested_versions(raw)
+    types = _type_order(raw, numbers)
+    return {
+        "schema": SCHEMA,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "run": _run(raw),
+        "versions": _versions(raw, numbers),
+        "types": types,
+        "clauses": _clauses(raw, numbers),
+        "matrix": _matrix(raw, numbers, types),
+        "failures": _failures(raw),
+        "census": _census(raw),
+        "coverage": _coverage(raw, numbers, types),
+        "differences": _differences(numbers),
+        "environment": _plain(raw.environment),
+    }

@@ -1,0 +1,62 @@
+"""The facts a report needs to be reproduced and audited: versions of everything involved,
+the machine, this suite's git commit and the spec files' hash."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import spec
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("onnx", "onnxruntime", "numpy", "ml_dtypes", "hypothesis", "pytest", "jinja2")
+
+
+def _package(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def collect(impl_description: dict) -> dict[str, Any]:
+    """The environment dict for RawRun.environment: ``impl_description`` (the --impl value, its
+    module and package version, as the plug-in layer knows them) plus everything found here.
+    Never fails: what cannot be found is None (e.g. no git, or not a checkout)."""
+    commit = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain") if commit else None
+    return {
+        **impl_description,
+        "packages": {name: _package(name) for name in PACKAGES},
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "cpu": _cpu(),
+        "cpu_count": os.cpu_count(),
+        "git_commit": commit,
+        "git_dirty": None if status is None else bool(status),
+        "spec_sha256": spec.files_digest(),
+    }

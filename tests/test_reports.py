@@ -1,0 +1,321 @@
+"""The report layer: the aggregated document and its schema, the HTML (escaping, languages,
+incomplete runs), replay snippets, JUnit XML, run comparison and the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import sys
+import types
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import ml_dtypes
+import numpy as np
+import pytest
+
+import spec
+from reports import aggregate, write_reports
+from reports.__main__ import main
+from reports.compare import compare
+from reports.environment import collect
+from reports.i18n import MESSAGES
+from reports.junit import to_junit
+from reports.render import render_report
+from reports.replay import build_expression
+from suites.results import CaseResult, CensusRecord, Counterexample, Tensor, to_json
+from tests.report_fixtures.runs import STUB, failing_run, incomplete_run, passing_run, tensor
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((REPO / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+SCRIPT = "<script>alert(1)</script>"
+MARKUP = '<img src=x onerror="alert(2)"><b>bold</b>'
+
+
+@pytest.fixture(scope="module")
+def failing() -> dict:
+    return aggregate(failing_run())
+
+
+def _validate(document: dict) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+
+
+def _hostile_run():
+    """A failing run whose implementation returns and raises markup everywhere it can."""
+    raw = failing_run()
+    ce = Counterexample(tensor([1.0, 0.0], "float"), {"axis": 0}, 13, tensor([1], "int64", [1]), SCRIPT,
+                        "error", f"the implementation raised: {MARKUP}\x00\x1b[31m")
+    raw.results.append(CaseResult(13, "float", "property", "semantic", "error", ["C1"], "C1", ["rank:1"],
+                                  "t", 0.0, ce))
+    raw.census.append(CensusRecord(13, "float", "C14", tensor([float("nan")], "float"), {},
+                                   f"ValueError: {SCRIPT}", []))
+    raw.environment["module"] = MARKUP
+    return raw
+
+
+def test_schema_is_a_valid_json_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("make", [failing_run, passing_run, incomplete_run, _hostile_run])
+def test_document_validates_against_the_schema(make) -> None:
+    document = aggregate(make())
+    _validate(document)
+    assert json.loads(json.dumps(document)) == document  # plain JSON, no NaN or objects
+
+
+def test_schema_rejects_a_broken_document(failing: dict) -> None:
+    broken = json.loads(json.dumps(failing))
+    broken["versions"][0]["verdict"] = "mostly conformant"
+    with pytest.raises(jsonschema.ValidationError):
+        _validate(broken)
+
+
+def test_verdicts_and_type_restriction(failing: dict) -> None:
+    assert {v["version"]: v["verdict"] for v in failing["versions"]} == {
+        1: "conformant", 11: "non-conformant", 12: "non-conformant", 13: "non-conformant"}
+    assert all(v["type_restriction"] is None for v in failing["versions"])
+    passing = aggregate(passing_run())
+    assert [(v["verdict"], v["type_restriction"]) for v in passing["versions"]] == [
+        ("conformant", ["float", "double"]), ("conformant", ["float", "double"])]
+
+
+def test_clause_counts_charge_only_the_deciding_clause(failing: dict) -> None:
+    clauses = {(c["version"], c["id"]): c for c in failing["clauses"]}
+    passes_13 = 6 * len(spec.load(13).type_names)
+    assert clauses[13, "C5"]["counts"]["fail"] == 2 and clauses[13, "C5"]["counts"]["pass"] == passes_13
+    assert clauses[13, "C1"]["counts"]["pass"] == passes_13 + 2 and clauses[13, "C1"]["outcome"] == "pass"
+    assert clauses[13, "C12"]["outcome"] == "missing-rejection"
+    assert clauses[12, "C1"]["outcome"] == "crash"
+    assert clauses[1, "C6"]["kind"] == "undefined" and clauses[1, "C6"]["outcome"] == "observed"
+    assert clauses[13, "C5"]["statement"]["zh-TW"] == spec.load(13).clause("C5").text("zh-TW")
+    assert {c["id"] for c in failing["clauses"] if c["version"] == 11} == {c.id for c in spec.load(11).clauses}
+
+
+def test_matrix_counts_cases_per_version_and_type(failing: dict) -> None:
+    cells = {(c["version"], c["dtype"]): c for c in failing["matrix"]}
+    assert cells[13, "bfloat16"]["counts"]["fail"] == 2 and cells[13, "bfloat16"]["outcome"] == "fail"
+    assert cells[12, "bfloat16"]["in_t"] is False and cells[12, "bfloat16"]["cases"] == 0
+    assert cells[1, "bool"]["outcome"] == "pass" and not cells[1, "bool"]["in_t"]
+    assert cells[13, "float8e4m3fn"]["outcome"] == "missing-rejection"
+
+
+def test_failures_are_distinct_with_the_smallest_counterexample(failing: dict) -> None:
+    keys = [(f["version"], f["clause"], f["dtype"], f["problem"]) for f in failing["failures"]]
+    assert len(keys) == len(set(keys)) == 6
+    bf16 = next(f for f in failing["failures"] if f["dtype"] == "bfloat16")
+    assert bf16["occurrences"] == 2
+    assert bf16["counterexample"]["input"]["values"] == ["1.0", "-3.3895313892515355e+38", "0.0078125"]
+
+
+def test_census_policy_is_the_intersection_of_fits(failing: dict) -> None:
+    topics = {(c["version"], c["topic"]): c for c in failing["census"]}
+    assert (topics[13, "C14"]["policy"], topics[13, "C14"]["coherent"]) == (["nan-is-min"], True)
+    assert (topics[12, "C14"]["policy"], topics[12, "C14"]["coherent"]) == ([], False)
+    assert topics[12, "C14"]["fits_nothing"] == 1
+    assert topics[1, "C6"]["policy"] == ["first"]
+    assert topics[11, "C6"]["coherent"] is False
+    assert {e["fits"][0] for e in topics[11, "C6"]["examples"]} == {"first", "last"}  # both sides shown
+
+
+def test_coverage_reports_unreached_partitions(failing: dict) -> None:
+    cells = {(c["version"], c["dtype"]): c for c in failing["coverage"]["cells"]}
+    assert "special:subnormal" in cells[1, "float16"]["unreached"]
+    assert "special:subnormal" not in cells[11, "float16"]["unreached"]
+    assert "special:subnormal" not in cells[1, "int8"]["unreached"]  # other family: never possible
+    assert not any(t.startswith("dtype:") for c in cells.values() for t in c["tags"])
+
+
+def test_version_differences_come_from_the_spec(failing: dict) -> None:
+    pairs = [(d["from"], d["to"]) for d in failing["differences"]]
+    assert pairs == [(1, 11), (11, 12), (12, 13)]
+    last = failing["differences"][-1]["changes"]
+    assert {"what": "types", "name": "bfloat16", "how": "added", "detail": "now in T"} in last
+
+
+def test_failing_report_shows_its_counterexamples(tmp_path: Path) -> None:
+    paths = write_reports(failing_run(), tmp_path / "new" / "dir")
+    html = paths["html"].read_text(encoding="utf-8")
+    for exact in ("-3.3895313892515355e+38", "18446744073709551615", "-9223372036854775808",
+                  "5.960464477539063e-08", "select_last_index=1"):
+        assert exact in html
+    assert "from suites.plugins import resolve" in html and "Non-conformant" in html
+    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/1"
+
+
+def test_implementation_text_cannot_inject_markup(tmp_path: Path) -> None:
+    paths = write_reports(_hostile_run(), tmp_path)
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "<script" not in html.lower()
+    assert "<img" not in html.lower() and "<b>bold" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in html
+    assert "script-src" not in html and "default-src 'none'" in html  # CSP forbids scripts anyway
+    junit = ET.parse(paths["junit"]).getroot()  # control characters must not break the XML
+    assert SCRIPT in "".join(junit.itertext())
+
+
+def test_replay_snippet_keeps_returned_text_inside_its_comment() -> None:
+    raw = failing_run()
+    escape = "boom\nimport os; os.system('echo pwned')\r\u2028print('x')"
+    ce = Counterexample(tensor([1.0], "float"), {}, 13, "must raise", escape, "error", "m")
+    raw.results = [CaseResult(13, "float", "property", "semantic", "error", ["C1"], "C1", [], "t", 0.0, ce)]
+    replay = aggregate(raw)["failures"][0]["replay"]
+    assert not any(line.startswith(("import os", "print('x')")) for line in replay.splitlines())
+    assert replay.splitlines()[-1].startswith("# recorded: boom import os")
+
+
+def test_odd_tensors_from_the_implementation_still_render() -> None:
+    raw = failing_run()
+    odd = Tensor("object", [2], ["<b>1</b>", "2", "3"])  # shape and values disagree
+    ce = Counterexample(tensor([], "float", [0, 3]), {"axis": 1}, 13, tensor([], "int64", [0, 1]), odd, "shape", "")
+    raw.results.append(CaseResult(13, "float", "property", "semantic", "fail", ["C3"], "C3", [], "t", 0.0, ce))
+    document = aggregate(raw)
+    _validate(document)
+    html = render_report(document)
+    assert 'float[0, 3]</span> []' in html and "</span> [&lt;b&gt;1&lt;/b&gt;, 2, 3] (flat)" in html
+
+
+def test_incomplete_run_still_reports_and_says_so(tmp_path: Path) -> None:
+    html = write_reports(incomplete_run(), tmp_path)["html"].read_text(encoding="utf-8")
+    assert 'id="incomplete"' in html and "interrupted (KeyboardInterrupt) after 150 cases" in html
+    complete = render_report(aggregate(failing_run()))
+    assert 'id="incomplete"' not in complete
+
+
+def test_traditional_chinese_report(failing: dict) -> None:
+    html = render_report(failing, "zh-TW")
+    assert '<html lang="zh-TW">' in html
+    assert "ArgMin 符合性認證報告" in html and "不符合" in html and "失敗案例" in html
+    assert spec.load(13).clause("C5").text("zh-TW") in html
+    assert spec.load(13).clause("C5").text("en") not in html
+
+
+def test_both_languages_have_every_message() -> None:
+    assert MESSAGES["en"].keys() == MESSAGES["zh-TW"].keys()
+    assert all(MESSAGES["zh-TW"][k] != MESSAGES["en"][k] for k in ("title", "conformant", "failures"))
+
+
+ALL_16_BIT = np.arange(1 << 16, dtype=np.uint16)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_replay_rebuilds_every_16_bit_float_exactly(dtype: str) -> None:
+    array = ALL_16_BIT.view(spec.catalogue()[dtype].dtype)
+    array = array[~np.isnan(array.astype(np.float32))]
+    values = [str(v) for v in array]
+    expression = build_expression(Tensor(dtype, [len(values)], values))
+    rebuilt = eval(expression, {"np": np, "ml_dtypes": ml_dtypes, "values": values})
+    assert rebuilt.dtype == array.dtype and np.array_equal(rebuilt.view(np.uint16), array.view(np.uint16))
+
+
+@pytest.mark.parametrize(("dtype", "values", "expected"), [
+    ("uint64", ["18446744073709551615", "18446744073709551614", "0"], np.array([2**64 - 1, 2**64 - 2, 0], np.uint64)),
+    ("int64", ["-9223372036854775808", "9223372036854775807"], np.array([-2**63, 2**63 - 1], np.int64)),
+    ("bool", ["1", "0"], np.array([True, False])),
+    ("complex64", ["(1+2j)", "(-0-0j)"], np.array([1 + 2j, complex(-0.0, -0.0)], np.complex64)),
+    ("float8e4m3fn", ["448.0", "-0.001953125"], np.array([448, -2.0**-9]).astype(ml_dtypes.float8_e4m3fn)),
+    ("double", ["5e-324", "-0.0", "inf"], np.array([5e-324, -0.0, np.inf])),
+    ("float", ["1e-45", "3.4028235e+38"], np.array([2.0**-149, np.finfo(np.float32).max], np.float32)),
+])
+def test_replay_rebuilds_exact_values(dtype: str, values: list[str], expected: np.ndarray) -> None:
+    expression = build_expression(Tensor(dtype, [1, len(values)], values))
+    rebuilt = eval(expression, {"np": np, "ml_dtypes": ml_dtypes, "values": values})
+    assert rebuilt.shape == (1, len(values)) and rebuilt.dtype == expected.dtype
+    assert rebuilt.tobytes() == expected.tobytes()
+
+
+def test_replay_snippets_call_the_implementation_with_the_recorded_input(failing: dict, monkeypatch) -> None:
+    calls = []
+    plugins = types.ModuleType("suites.plugins")
+    plugins.resolve = lambda impl: lambda data, **kwargs: calls.append((impl, data, kwargs)) or "ok"
+    monkeypatch.setitem(sys.modules, "suites.plugins", plugins)
+    for failure in failing["failures"]:
+        ce = failure["counterexample"]
+        exec(compile(failure["replay"], "<replay>", "exec"), {})
+        impl, data, kwargs = calls.pop()
+        assert impl == STUB and kwargs == {"opset": ce["opset"], **ce["attributes"]}
+        assert list(data.shape) == ce["input"]["shape"] and data.dtype == spec.catalogue()[ce["input"]["dtype"]].dtype
+        readback = [str(float(v)) if data.dtype.kind in "fV" else str(v) for v in data.reshape(-1).tolist()]
+        assert [str(float(v)) if data.dtype.kind in "fV" else v for v in ce["input"]["values"]] == readback
+
+
+def test_replay_snippet_runs_against_the_real_plugin_loader(failing: dict, capsys, monkeypatch) -> None:
+    if importlib.util.find_spec("suites.plugins") is None:
+        pytest.skip("suites.plugins is not there yet")
+    monkeypatch.chdir(REPO)
+    bf16 = next(f for f in failing["failures"] if f["dtype"] == "bfloat16")
+    exec(compile(bf16["replay"], "<replay>", "exec"), {})
+    assert capsys.readouterr().out.strip() == "[1]"  # the stub is a correct ArgMin
+
+
+def test_junit_has_a_suite_per_version_and_a_case_per_clause(failing: dict) -> None:
+    root = ET.fromstring(to_junit(failing))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert list(suites) == ["ArgMin-1", "ArgMin-11", "ArgMin-12", "ArgMin-13"]
+    for number in (1, 11, 12, 13):
+        assert int(suites[f"ArgMin-{number}"].get("tests")) == len(spec.load(number).clauses)
+    c5 = next(c for c in suites["ArgMin-13"].iter("testcase") if c.get("name") == "C5 minimum")
+    assert "-3.3895313892515355e+38" in c5.find("failure").text
+    crash = next(c for c in suites["ArgMin-12"].iter("testcase") if c.get("name") == "C1 accepts")
+    assert crash.find("error") is not None
+    assert suites["ArgMin-1"].get("failures") == "0" and suites["ArgMin-1"].get("errors") == "0"
+
+
+def _regressed_run():
+    raw = passing_run()
+    ce = Counterexample(tensor([2.0, 1.0], "float"), {}, 13, tensor([1], "int64", [1]), tensor([0], "int64", [1]),
+                        "not-a-minimum", "index 0 is not a minimum")
+    raw.results.append(CaseResult(13, "float", "property", "semantic", "fail", ["C1", "C5"], "C5", [], "t", 0.0, ce))
+    raw.census = [dataclasses.replace(raw.census[0], fits=["nan-ignored"])]
+    return raw
+
+
+def test_compare_flags_a_regression() -> None:
+    old, new = aggregate(passing_run()), aggregate(_regressed_run())
+    result = compare(old, new)
+    assert result["regression"] is True
+    assert result["verdicts"] == [
+        {"version": 13, "before": "conformant", "after": "non-conformant", "regression": True}]
+    assert {(f["what"], f["name"]) for f in result["newly_failing"]} == {("clause", "C5"), ("type", "float")}
+    assert result["census"][0]["before"] == "nan-is-min" and result["census"][0]["after"] == "nan-ignored"
+    back = compare(new, old)
+    assert back["regression"] is False and {f["name"] for f in back["newly_passing"]} == {"C5", "float"}
+
+
+def test_compare_command_exit_status_and_html(tmp_path: Path, capsys) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(aggregate(passing_run())), encoding="utf-8")
+    new.write_text(json.dumps(to_json(_regressed_run())), encoding="utf-8")  # a raw run works too
+    assert main(["compare", str(old), str(new), "--html", str(tmp_path / "cmp.html")]) == 1
+    out = capsys.readouterr().out
+    assert "ArgMin-13: conformant -> non-conformant  REGRESSION" in out
+    html = (tmp_path / "cmp.html").read_text(encoding="utf-8")
+    assert 'data-regression="true"' in html and "<script" not in html
+    assert main(["compare", str(new), str(old)]) == 0
+    assert main(["compare", str(old), str(old)]) == 0
+
+
+def test_render_command_and_bad_input(tmp_path: Path, capsys) -> None:
+    raw = tmp_path / "raw.json"
+    raw.write_text(json.dumps(to_json(failing_run())), encoding="utf-8")
+    assert main(["render", str(raw), "--out", str(tmp_path / "out"), "--lang", "zh-TW"]) == 0
+    assert "不符合" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert main(["render", str(tmp_path / "out" / "report.json"), "--out", str(tmp_path / "again")]) == 0
+    capsys.readouterr()
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    assert main(["render", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x")]) == 2
+    assert main(["compare", str(tmp_path / "missing.json"), str(raw)]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and all(line.startswith("error: ") for line in errors)
+
+
+def test_environment_collect_gathers_versions_and_spec_hash() -> None:
+    environment = collect({"impl": STUB, "module": "stub_impl", "package_version": None})
+    assert environment["impl"] == STUB and environment["spec_sha256"] == spec.files_digest()
+    assert environment["packages"]["numpy"] == np.__version__
+    assert environment["git_commit"] is None or len(environment["git_commit"]) == 40
+    assert isinstance(environment["python"], str) and environment["platform"]
