@@ -33,5 +33,8 @@ class Case:
 
     def __repr__(self) -> str:
         attrs = ", ".join(f"{k}={v}" for k, v in self.attributes.items())
+        # Hypothesis prints this for every falsifying example: long inputs are abridged here
+        # (the report's counterexample holds them exactly).
+        values = self.data.tolist() if self.data.size <= 64 else f"<{self.data.size} elements>"
         return (f"Case(ArgMin-{self.version}, {self.dtype_name}{list(self.data.shape)}"
-                f"{', ' + attrs if attrs else ''}, data={self.data.tolist()!r})")
+                f"{', ' + attrs if attrs else ''}, data={values!r})")

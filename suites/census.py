@@ -64,8 +64,9 @@ def policies(version: Version, topic: Clause, data: np.ndarray, attributes: Mapp
         axis, keepdims = attrs["axis"] % data.ndim, bool(attrs["keepdims"])
         expected_shape = np.expand_dims(np.argmin(data, axis), axis).shape if keepdims else \
             np.argmin(data, axis).shape
-        in_range = ((value >= 0) & (value < data.shape[axis])).all()
-        if value.dtype != np.int64 or value.shape != expected_shape or not in_range:
+        if value.dtype != np.int64 or value.shape != expected_shape:
+            return []
+        if ((value < 0) | (value >= data.shape[axis])).any():
             return []
         tie = version.ties_choice(attrs.get("select_last_index", 0)) or "any"
         return _nan_policies(data, value, axis, keepdims, tie)

@@ -110,11 +110,10 @@ class Conformance:
                           lambda data, attributes: self.call(data, case.version, attributes))
         judgement.result.test = self.test_id
         if judgement.failed:
-            if judgement.result.counterexample is not None:
-                judgement.result.counterexample.minimized = state.faults < FAULTS_PER_TEST
             state.failure = judgement
             state.replies[key] = reply
-            raise Nonconformance(f"[{judgement.result.clause}] {judgement.result.counterexample.message}")
+            raise Nonconformance(f"[{judgement.result.clause}] {judgement.result.outcome} on {case.dtype_name}"
+                                 f"{list(case.data.shape)} with {dict(case.attributes)}")
         if state.failure is None:
             state.recorded.append(judgement.result)
             state.census.extend(judgement.census)
@@ -124,7 +123,10 @@ class Conformance:
         self.results.extend(state.recorded)
         self.census.extend(state.census)
         if state.failure is not None:
-            self.results.append(state.failure.result)
+            result = state.failure.result
+            result.counterexample = state.failure.evidence()
+            result.counterexample.minimized = state.faults < FAULTS_PER_TEST
+            self.results.append(result)
 
     def close(self) -> None:
         self.runner.close()
@@ -134,7 +136,12 @@ def run_test(conformance: Conformance, test_id: str, strategy, suite: str) -> No
     """Run one Hypothesis test over ``strategy`` with the run's profile and seed."""
     settings = conformance.settings
 
-    @hypothesis.settings(profiles.load(settings.profile), database=None, report_multiple_bugs=False)
+    profile = profiles.load(settings.profile)
+    # The explain phase traces every executed line to annotate a failure: slow, and our
+    # counterexample already says what went wrong.
+    phases = [phase for phase in profile.phases if phase is not hypothesis.Phase.explain]
+
+    @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases)
     @hypothesis.given(case=strategy)
     def test(case: Case) -> None:
         conformance.check(case, suite)

@@ -29,6 +29,9 @@ Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 class Judgement:
     result: CaseResult
     census: list[CensusRecord]
+    # Builds the counterexample of a failure. Deferred: while Hypothesis shrinks, many failures
+    # are judged and only the last (smallest) one is written out exactly.
+    evidence: Callable[[], Counterexample] | None = None
 
     @property
     def failed(self) -> bool:
@@ -48,18 +51,23 @@ def _exercised(version: Version, case: Case, expectation: Expectation) -> list[s
 
 
 def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str], clause: str | None,
-            reply: Reply, counterexample: Counterexample | None = None) -> CaseResult:
+            reply: Reply) -> CaseResult:
     return CaseResult(version=case.version, dtype=case.dtype_name, suite=suite, kind=kind, outcome=outcome,
-                      clauses=clauses, clause=clause, tags=list(case.tags), duration_s=reply.seconds,
-                      counterexample=counterexample)
+                      clauses=clauses, clause=clause, tags=list(case.tags), duration_s=reply.seconds)
 
 
-def _counterexample(case: Case, expected: object, reply: Reply, problem: str, message: str) -> Counterexample:
-    actual = to_tensor(reply.value) if reply.status == "ok" and reply.value is not None else \
-        f"{reply.status}: {reply.error}"
-    expected = to_tensor(expected) if isinstance(expected, np.ndarray) else expected
-    return Counterexample(input=to_tensor(case.data), attributes=dict(case.attributes), opset=case.version,
-                          expected=expected, actual=actual, problem=problem, message=message)
+def _evidence(case: Case, expected: object, reply: Reply, problem: str, message: str,
+              failed: bool = True) -> Callable[[], Counterexample] | None:
+    if not failed:
+        return None
+
+    def build() -> Counterexample:
+        actual = to_tensor(reply.value) if reply.status == "ok" and reply.value is not None else \
+            f"{reply.status}: {reply.error}"
+        shown = to_tensor(expected) if isinstance(expected, np.ndarray) else expected
+        return Counterexample(input=to_tensor(case.data), attributes=dict(case.attributes), opset=case.version,
+                              expected=shown, actual=actual, problem=problem, message=message)
+    return build
 
 
 def _reattribute(version: Version, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
@@ -95,19 +103,18 @@ def judge(version: Version, case: Case, reply: Reply, suite: str, call: Call) ->
         return Judgement(_result(case, suite, "undefined", "observed", ids, ids[0], reply), records)
     if expectation.kind == "rejection":
         outcome = _ON_INVALID[reply.status]
-        example = None
-        if outcome != "pass":
-            example = _counterexample(case, "must raise (rejection)", reply, outcome,
-                                      f"{case!r} must be rejected under {', '.join(ids)}")
-        return Judgement(_result(case, suite, "rejection", outcome, ids, ids[0], reply, example), [])
+        message = f"{case.dtype_name} input of shape {list(case.data.shape)} with {dict(case.attributes)} " \
+                  f"must be rejected under {', '.join(ids)}"
+        return Judgement(_result(case, suite, "rejection", outcome, ids, ids[0], reply), [],
+                         _evidence(case, "must raise (rejection)", reply, outcome, message, outcome != "pass"))
     exercised = _exercised(version, case, expectation)
     required = expectation.required if expectation.required is not None else expectation.first
     if reply.status != "ok":
         outcome = _ON_VALID[reply.status]
         accepts = version.clause_for_check("accepts").id
-        example = _counterexample(case, required, reply, outcome,
-                                  f"valid input answered with {reply.status}: {reply.error}")
-        return Judgement(_result(case, suite, "semantic", outcome, exercised, accepts, reply, example), [])
+        message = f"valid input answered with {reply.status}: {reply.error}"
+        return Judgement(_result(case, suite, "semantic", outcome, exercised, accepts, reply), [],
+                         _evidence(case, required, reply, outcome, message))
     violation = verify(version, expectation, case.data, reply.value)
     if violation is None:
         return Judgement(_result(case, suite, "semantic", "pass", exercised, None, reply),
@@ -116,8 +123,8 @@ def judge(version: Version, case: Case, reply: Reply, suite: str, call: Call) ->
     message = violation.message + (f" ({why})" if why else "")
     if clause_id not in exercised:
         exercised.append(clause_id)
-    example = _counterexample(case, required, reply, violation.problem, message)
-    return Judgement(_result(case, suite, "semantic", "fail", exercised, clause_id, reply, example), [])
+    return Judgement(_result(case, suite, "semantic", "fail", exercised, clause_id, reply), [],
+                     _evidence(case, required, reply, violation.problem, message))
 
 
 # Census examples keep their tensors only up to this size: the report shows a few examples per

@@ -1,0 +1,152 @@
+"""End-to-end checked cases per second: the spec-driven strategies against element-by-element
+``hypothesis.extra.numpy.arrays`` property tests, over the same dtypes, in one run.
+
+Run from the checkout: ``python benchmarks/bench_generation.py`` (``--help`` for options).
+Each checked case = Hypothesis generation + a call of an in-process numpy ArgMin +
+``spec.oracle.expect`` + ``spec.oracle.verify``. Two baselines, both drawing the array with
+``arrays(dtype, shape)`` from ``from_dtype`` elements and axis/attributes with ``st.integers``:
+
+- same-shapes: the shape comes from the generators' own shape choices (same ranks, long axes,
+  zero-size dimensions), so both sides build tensors of the same sizes;
+- small-shapes: the conventional ``array_shapes(min_dims=1, max_dims=8, max_side=4)``, which
+  favours the baseline (its tensors are far smaller than ours).
+
+Prints the median cases/s of each over the repetitions, and the ratios. It also measures the
+Hypothesis floor (a test drawing one byte string and doing nothing): that per-example engine
+cost is paid by both sides alike and bounds every ratio, so the cost above it is printed too."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import spec  # the checkout is not installed: see README
+from generators import semantic_cases
+from generators.build import SIZE, empty_inputs_defined, layout
+from spec.oracle import expect, verify
+
+
+def numpy_argmin(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1,
+                 select_last_index: int = 0) -> np.ndarray:
+    """A correct in-process implementation (16-bit floats compared in float32, which is exact)."""
+    if data.dtype.itemsize == 2 and data.dtype.kind not in "iu":
+        data = data.astype(np.float32)
+    if select_last_index:
+        flipped = np.flip(data, axis)
+        result = data.shape[axis] - 1 - np.argmin(flipped, axis=axis)
+    else:
+        result = np.argmin(data, axis=axis)
+    result = np.asarray(result, dtype=np.int64)
+    return np.expand_dims(result, axis % data.ndim) if keepdims else result
+
+
+def check(version: spec.Version, data: np.ndarray, attributes: dict[str, int]) -> None:
+    expectation = expect(version, data, attributes)
+    if expectation.kind == "semantic":
+        verify(version, expectation, data, numpy_argmin(data, opset=version.number, **attributes))
+
+
+def _elements(tensor_type: spec.TensorType) -> tuple[np.dtype, Callable[[np.ndarray], np.ndarray]]:
+    """hypothesis' from_dtype knows no ml_dtypes: bfloat16 is drawn as float32 and cast."""
+    if tensor_type.dtype.kind == "V":
+        return np.dtype(np.float32), lambda a: a.astype(tensor_type.dtype)
+    return tensor_type.dtype, lambda a: a
+
+
+def baseline(version: spec.Version, tensor_type: spec.TensorType, shapes: str) -> st.SearchStrategy:
+    dtype, cast = _elements(tensor_type)
+    elements = hnp.from_dtype(dtype, allow_nan=False) if dtype.kind == "f" else hnp.from_dtype(dtype)
+    if shapes == "same":
+        zero_dims = empty_inputs_defined(version)
+        shape = st.binary(min_size=SIZE, max_size=SIZE).map(
+            lambda raw: layout(version, tensor_type, raw, zero_dims=zero_dims).shape)
+    else:
+        shape = hnp.array_shapes(min_dims=1, max_dims=8, min_side=1, max_side=4)
+
+    @st.composite
+    def case(draw: st.DrawFn) -> tuple[np.ndarray, dict[str, int]]:
+        data = cast(draw(shape.flatmap(lambda s: hnp.arrays(dtype, s, elements=elements)), label="data"))
+        attributes = {"axis": draw(st.integers(0, data.ndim - 1), label="axis"),
+                      "keepdims": draw(st.integers(0, 1), label="keepdims")}
+        if "select_last_index" in version.attributes:
+            attributes["select_last_index"] = draw(st.integers(0, 1), label="select_last_index")
+        return data, attributes
+
+    return case()
+
+
+def run(strategy: st.SearchStrategy, body: Callable, examples: int, rep: int) -> float:
+    """Checked cases per second of one Hypothesis test."""
+    count = 0
+
+    @seed(rep)
+    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def test(drawn: object) -> None:
+        nonlocal count
+        body(drawn)
+        count += 1
+
+    start = time.perf_counter()
+    test()
+    return count / (time.perf_counter() - start)
+
+
+def measure(versions: list[spec.Version], kind: str, examples: int, rep: int) -> float:
+    """Cases per second over every (version, dtype) pair, one Hypothesis test per pair."""
+    rates = []
+    for version in versions:
+        for tensor_type in version.types:
+            if kind == "floor":
+                rates.append(run(st.binary(min_size=SIZE, max_size=SIZE), lambda raw: None, examples, rep))
+            elif kind == "ours":
+                rates.append(run(semantic_cases(version, tensor_type.name),
+                                 lambda case, v=version: check(v, case.data, case.attributes), examples, rep))
+            else:
+                rates.append(run(baseline(version, tensor_type, kind),
+                                 lambda drawn, v=version: check(v, *drawn), examples, rep))
+    return len(rates) / sum(1 / r for r in rates)  # cases/s over the whole sweep
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--versions", default="13", help="comma-separated ArgMin versions (default 13)")
+    parser.add_argument("--examples", type=int, default=100, help="examples per (version, dtype) test")
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions; medians are printed")
+    args = parser.parse_args()
+    try:
+        versions = [spec.load(int(v)) for v in args.versions.split(",")]
+    except (ValueError, spec.SpecError) as exc:
+        parser.error(f"--versions {args.versions!r}: {exc}")
+    results: dict[str, list[float]] = {"floor": [], "ours": [], "same": [], "small": []}
+    for rep in range(args.repeat):
+        for kind, rates in results.items():
+            rates.append(measure(versions, kind, args.examples, rep))
+    medians = {kind: statistics.median(rates) for kind, rates in results.items()}
+    types = sorted({t.name for v in versions for t in v.types})
+    print(f"versions {args.versions}; {len(types)} dtypes; {args.examples} examples per test; "
+          f"medians of {args.repeat} repetitions (checked cases per second)")
+    ms = {kind: 1e3 / rate for kind, rate in medians.items()}
+    rows = (("generators.semantic_cases", "ours"), ("arrays() baseline, same shapes", "same"),
+            ("arrays() baseline, small shapes", "small"))
+    for label, kind in rows:
+        ratio = "" if kind == "ours" else f"   ours / this = {medians['ours'] / medians[kind]:.1f}x"
+        print(f"  {label:34s}{medians[kind]:9.0f}/s  {ms[kind]:6.3f} ms/case{ratio}")
+    print(f"  Hypothesis floor (one draw, empty test body): {ms['floor']:.3f} ms/example. Above it, a case costs "
+          f"{ms['ours'] - ms['floor']:.3f} ms here and {ms['same'] - ms['floor']:.3f} ms in the same-shapes "
+          f"baseline ({(ms['same'] - ms['floor']) / (ms['ours'] - ms['floor']):.1f}x)")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Attributes, decoded from the spec's declarations: omitted, set to the default, or set to
+another accepted value. An omitted attribute and one set to its default are different inputs."""
+
+from __future__ import annotations
+
+from spec import Attribute, Version, load, versions
+
+from .choices import Choices, weighted
+
+AXIS_FORMS = weighted(("omitted", 1), ("positive", 2), ("negative", 2))
+VALUE_FORMS = weighted(("omitted", 3), ("default", 3), ("other", 4))
+
+
+def reduced_axis(version: Version, rank: int, choices: Choices) -> tuple[int, int | None, str]:
+    """Two bytes: (the dimension reduced, the axis attribute or None when omitted, the tag value).
+    Negative values are drawn only where the spec's range admits them at this rank."""
+    attribute = version.attributes["axis"]
+    low, high = attribute.range.bounds(rank)
+    form, index = choices.pick(AXIS_FORMS), choices.byte() * rank >> 8
+    if form == "omitted":
+        return attribute.default % rank, None, "omitted"
+    if form == "negative" and low <= index - rank:
+        return index, index - rank, "negative"
+    index = min(index, high)
+    return index, index, "negative" if index < 0 else "positive"
+
+
+def listed_value(attribute: Attribute, choices: Choices) -> int | None:
+    """One byte pair: None (omitted), the default, or another listed value."""
+    form, which = choices.pick(VALUE_FORMS), choices.byte()
+    if form == "omitted":
+        return None
+    others = [v for v in attribute.values if v != attribute.default]
+    if form == "default" or not others:
+        return attribute.default
+    return others[which * len(others) >> 8]
+
+
+def listed_attributes(version: Version, choices: Choices) -> dict[str, int]:
+    """Every attribute with listed values (keepdims, select_last_index where declared), two
+    bytes each in a fixed order, so adding one never shifts another's bytes."""
+    chosen = {}
+    for name in sorted(version.attributes):
+        attribute = version.attributes[name]
+        if attribute.values is None:
+            continue
+        value = listed_value(attribute, choices.region(2))
+        if value is not None:
+            chosen[name] = value
+    return chosen
+
+
+def attribute_tags(version: Version, attributes: dict[str, int]) -> list[str]:
+    """``keepdims:omitted|0|1`` style tags for every listed-value attribute the version declares."""
+    return [f"{name}:{attributes.get(name, 'omitted')}" for name in sorted(version.attributes)
+            if version.attributes[name].values is not None]
+
+
+def declared_anywhere(name: str) -> Attribute:
+    """The declaration of ``name`` in the newest version that has it (for undeclared-attribute
+    rejection inputs, whose value must look plausible)."""
+    for number in reversed(versions()):
+        if name in load(number).attributes:
+            return load(number).attributes[name]
+    raise KeyError(f"no ArgMin version declares the attribute {name!r}")

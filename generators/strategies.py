@@ -1,0 +1,233 @@
+"""The public strategies: valid inputs, inputs a version must reject, and census inputs.
+
+Each strategy draws one fixed-size byte string (see choices.py for why and how it shrinks) and
+decodes it into a Case. Which invalid and undefined families exist, and their exact bounds,
+come from the clauses' ``when`` conditions in the spec files, so a new clause of a known
+condition needs no change here.
+
+Tags (``key:value``; a key may carry several values on one case). Reports draw their coverage
+heatmap from these keys, so they are stable:
+
+- ``dtype:<onnx type name>``; ``rank:<0..8>``
+- ``axis:omitted|positive|negative`` (valid axes); ``axis:above-range|below-range`` (rejection,
+  and below-range for ArgMin-1's undefined negative axis)
+- ``keepdims:omitted|<value>`` and ``select_last_index:omitted|<value>`` where the version
+  declares the attribute (values outside {0, 1} occur in the census only)
+- ``axis-length:0|1|short|long|very-long`` (short <= 256 < long <= 65,536 < very-long)
+- ``zero-size:yes|no`` (a zero-size dimension other than the reduced axis)
+- ``family:ties|all-equal|mixed|extreme|signed-zero|subnormal|detour|far-apart`` (how the values
+  were built)
+- ``ties:none|two|several|all-equal`` (how many minima the first slice holds, or all of it
+  equal), plus ``ties:far-apart`` when two of them are >= 256 positions apart; the planted
+  values sit at the same positions in every slice, so the first slice stands for all
+- ``special:inf|neg-zero|subnormal|extreme`` (the values held); ``special:beyond-<type>`` (values
+  the same-width float type <type> cannot hold, e.g. bfloat16 beyond float16's range);
+  ``special:precision-<bits>`` (integers that differ only below the precision of a same-width
+  float, e.g. precision-64 for int64/uint64 next to float64)
+- rejection cases: ``reject:axis|rank-0|type|attribute`` and ``clause:<id>``; ``dtype:`` names
+  the type outside T, ``rank:0`` the rank-0 input, ``<attribute>:<value>`` the undeclared one
+- undefined cases: ``topic:<clause id>``; NaN cases add ``nan-position:first|middle|last|all``
+  (and drop ``ties:``); empty ones carry ``axis-length:0`` or ``zero-size:yes``"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from spec import Clause, SpecError, TensorType, Version, outside_types
+
+from .attributes import declared_anywhere
+from .build import SIZE, Draft, draft, empty_inputs_defined, regions
+from .case import Case
+from .choices import Choices, weighted
+
+SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
+OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside a range
+NAN_PLACES = weighted(("first", 2), ("middle", 2), ("last", 2), ("all", 1), ("several", 2))
+
+
+def _type(version: Version, dtype: str) -> TensorType:
+    try:
+        return version.type(dtype)
+    except KeyError:
+        raise SpecError(f"{dtype!r} is not in ArgMin-{version.number}'s T; "
+                        f"choose one of {', '.join(version.type_names)}") from None
+
+
+def _condition(clause: Clause) -> str:
+    (condition, _), = clause.when.items()
+    return condition
+
+
+def _case(version: Version, d: Draft, intent: str, extra: list[str]) -> Case:
+    return Case(version.number, d.data, d.attributes, tuple(d.tags + extra), intent)
+
+
+def _bytes() -> st.SearchStrategy[bytes]:
+    return st.binary(min_size=SIZE, max_size=SIZE)
+
+
+def semantic_cases(version: Version, dtype: str) -> st.SearchStrategy[Case]:
+    """Valid inputs of one type: the oracle classifies every one as semantic."""
+    tensor_type, zero_dims = _type(version, dtype), empty_inputs_defined(version)
+    return _bytes().map(lambda raw: _case(version, draft(version, tensor_type, raw, zero_dims=zero_dims),
+                                          "semantic", []))
+
+
+# --- rejection --------------------------------------------------------------------------------
+
+def _axis_outside(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+    condition = _condition(clause)
+    side = {"axis_above_range": "above", "axis_below_range": "below"}.get(condition) or c.pick(("above", "below"))
+    low, high = version.attributes["axis"].range.bounds(d.data.ndim)
+    offset = c.pick(OFFSETS)
+    d.attributes["axis"] = high + 1 + offset if side == "above" else low - 1 - offset
+    return ["reject:axis", f"axis:{side}-range"]
+
+
+def _rank_zero(version: Version, d: Draft, c: Choices) -> list[str]:
+    d.data = d.data.reshape(-1)[:1].reshape(())
+    d.attributes.pop("axis", None)
+    if c.chance(50):
+        d.attributes["axis"] = version.attributes["axis"].default
+    d.tags = [t for t in d.tags if not t.startswith(("rank:", "axis:", "axis-length:", "ties:"))]
+    return ["rank:0", f"axis:{'positive' if 'axis' in d.attributes else 'omitted'}"]
+
+
+def _outside_type(version: Version, d: Draft, c: Choices) -> list[str]:
+    outside = c.pick(outside_types(version))
+    small = np.resize(np.array([0, 1, 2, 1], dtype=np.int8), d.data.shape)
+    d.data = small.astype(outside.dtype)
+    d.tags = [t for t in d.tags if not t.startswith(("dtype:", "special:", "ties:", "family:"))]
+    return ["reject:type", f"dtype:{outside.name}"]
+
+
+def _undeclared(clause: Clause, d: Draft, c: Choices) -> list[str]:
+    name = c.pick(clause.when["undeclared_attribute"])
+    declaration = declared_anywhere(name)
+    d.attributes[name] = c.pick(declaration.values or (declaration.default,))
+    return ["reject:attribute", f"{name}:{d.attributes[name]}"]
+
+
+def _reject(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+    condition = _condition(clause)
+    if condition.startswith("axis_"):
+        return _axis_outside(version, clause, d, c)
+    if condition == "rank":
+        return ["reject:rank-0", *_rank_zero(version, d, c)]
+    if condition == "dtype_outside":
+        return _outside_type(version, d, c)
+    return _undeclared(clause, d, c)
+
+
+REJECTION_CONDITIONS = ("axis_outside_range", "axis_above_range", "axis_below_range", "rank", "dtype_outside",
+                        "undeclared_attribute")
+
+
+def _known(version: Version, kind: str, known: tuple[str, ...]) -> tuple[Clause, ...]:
+    clauses = tuple(c for c in version.of_kind(kind) if c.when)
+    for clause in clauses:
+        if _condition(clause) not in known:
+            raise SpecError(f"ArgMin-{version.number} {clause.id}: the generators cannot build inputs for the "
+                            f"condition {_condition(clause)!r}; add a builder in generators/strategies.py")
+    return clauses
+
+
+def rejection_cases(version: Version) -> st.SearchStrategy[Case]:
+    """Inputs the version must reject, each tagged with the clause it targets."""
+    clauses = _known(version, "rejection", REJECTION_CONDITIONS)
+
+    def build(raw: bytes) -> Case:
+        extra = regions(raw)[3]
+        clause = extra.pick(clauses)
+        tensor_type = extra.pick(version.types)
+        d = draft(version, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False)
+        tags = _reject(version, clause, d, extra)
+        return _case(version, d, "rejection", [*tags, f"clause:{clause.id}"])
+
+    return _bytes().map(build)
+
+
+# --- undefined (census) -----------------------------------------------------------------------
+
+def _nan(d: Draft, c: Choices) -> list[str]:
+    n, place = d.data.shape[d.axis], c.pick(NAN_PLACES)
+    nan = np.array(np.nan if not c.chance(25) else -np.nan).astype(d.data.dtype)
+    d.data = d.data.copy()
+    d.tags = [t for t in d.tags if not t.startswith("ties:") and (place != "all" or not t.startswith("special:"))]
+    if place == "all":
+        d.data[...] = nan
+        return ["nan-position:all"]
+    spots = {"first": [0], "middle": [n // 2], "last": [n - 1]}.get(place) or sorted({0, n // 2, n - 1})
+    index = [slice(None)] * d.data.ndim
+    index[d.axis] = spots
+    d.data[tuple(index)] = nan
+    return sorted({f"nan-position:{'first' if p == 0 else 'last' if p == n - 1 else 'middle'}" for p in spots})
+
+
+def _empty(d: Draft, c: Choices, reduced: bool) -> list[str]:
+    shape = list(d.data.shape)
+    others = [k for k in range(len(shape)) if k != d.axis]
+    if reduced or not others:
+        shape[d.axis] = 0
+    else:
+        shape[others[c.byte() * len(others) >> 8]] = 0
+    d.data = np.resize(d.data, shape)
+    d.tags = [t for t in d.tags if not t.startswith(("axis-length:", "zero-size:", "ties:", "special:"))]
+    return [f"axis-length:{'0' if shape[d.axis] == 0 else 'short'}",
+            f"zero-size:{'yes' if any(s == 0 for i, s in enumerate(shape) if i != d.axis) else 'no'}"]
+
+
+def _outside_values(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+    name = clause.when["attribute_outside_values"]
+    accepted = version.attributes[name].values
+    value = c.pick((max(accepted) + 1, min(accepted) - 1, max(accepted) + 1 + c.byte(), -(2 ** 31)))
+    d.attributes[name] = value
+    d.tags = [t for t in d.tags if not t.startswith(f"{name}:")]
+    return [f"{name}:{value}"]
+
+
+def _below_range(version: Version, d: Draft, c: Choices) -> list[str]:
+    low, _ = version.attributes["axis"].range.bounds(d.data.ndim)
+    d.attributes["axis"] = low - 1 - (c.byte() * d.data.ndim >> 8 if c.chance(90) else c.pick(OFFSETS))
+    d.tags = [t for t in d.tags if not t.startswith("axis:")]
+    return ["axis:below-range"]
+
+
+def _census(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+    condition = _condition(clause)
+    if condition == "contains_nan":
+        return _nan(d, c)
+    if condition in ("reduced_axis_length", "size"):
+        return _empty(d, c, reduced=condition == "reduced_axis_length")
+    if condition == "attribute_outside_values":
+        return _outside_values(version, clause, d, c)
+    if condition == "axis_below_range":
+        return _below_range(version, d, c)
+    return _rank_zero(version, d, c)
+
+
+UNDEFINED_CONDITIONS = ("contains_nan", "reduced_axis_length", "size", "attribute_outside_values",
+                        "axis_below_range", "rank")
+
+
+def _applies(clause: Clause, tensor_type: TensorType) -> bool:
+    return _condition(clause) != "contains_nan" or tensor_type.is_float
+
+
+def undefined_cases(version: Version, dtype: str | None = None) -> st.SearchStrategy[Case]:
+    """Census inputs: every undefined clause with a condition, for one type or all of them.
+    With a type that has no NaN the NaN family is simply absent."""
+    clauses = _known(version, "undefined", UNDEFINED_CONDITIONS)
+    fixed = None if dtype is None else _type(version, dtype)
+    menu = tuple(c for c in clauses if fixed is None or _applies(c, fixed))
+
+    def build(raw: bytes) -> Case:
+        extra = regions(raw)[3]
+        clause = extra.pick(menu)
+        tensor_type = fixed or extra.pick(tuple(t for t in version.types if _applies(clause, t)))
+        d = draft(version, tensor_type, raw, zero_dims=False)
+        tags = _census(version, clause, d, extra)
+        return _case(version, d, "undefined", [*tags, f"topic:{clause.id}"])
+
+    return _bytes().map(build)

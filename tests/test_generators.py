@@ -1,0 +1,412 @@
+"""The generators' own tests: every case is what its intent says, every family occurs at a
+useful rate over a fixed seed, the same seed gives the same cases, shrinking gives small
+counterexamples, and each bug class of GUIDE section 3 is caught within the quick budget."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from random import Random
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+import spec
+from generators import Case, profiles, rejection_cases, semantic_cases, undefined_cases
+from spec.oracle import classify, expect, verify
+
+VERSIONS = {n: spec.load(n) for n in spec.versions()}
+profiles.register()
+QUICK = settings.get_profile("quick").max_examples
+Impl = Callable[..., np.ndarray]
+
+
+def sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
+    """``n`` cases drawn by Hypothesis with a fixed seed (derandomised, no database)."""
+    drawn: list[Case] = []
+
+    @settings(max_examples=n, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(case: Case) -> None:
+        drawn.append(case)
+
+    collect()
+    return drawn
+
+
+def rate(cases: list[Case], tag: str) -> float:
+    return sum(tag in c.tags for c in cases) / len(cases)
+
+
+# --- implementations: one correct, then one broken per bug class ---------------------------------
+
+def _comparable(data: np.ndarray) -> np.ndarray:
+    """16-bit floats compared in float32 (exact); everything else as it is."""
+    return data.astype(np.float32) if data.dtype.itemsize == 2 and data.dtype.kind not in "iu" else data
+
+
+def correct(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1, select_last_index: int = 0):
+    values = _comparable(data)
+    if select_last_index:
+        found = data.shape[axis] - 1 - np.argmin(np.flip(values, axis), axis=axis)
+    else:
+        found = np.argmin(values, axis=axis)
+    found = np.asarray(found, dtype=np.int64)
+    return np.expand_dims(found, axis) if keepdims else found
+
+
+def last_on_ties(data, *, opset, select_last_index=0, **attrs):
+    return correct(data, opset=opset, select_last_index=1, **attrs)
+
+
+def first_on_ties(data, *, opset, select_last_index=0, **attrs):
+    return correct(data, opset=opset, **attrs)
+
+
+def blocked(data, *, opset, axis=0, keepdims=1, select_last_index=0, block=4096):
+    """A tiled reduction whose cross-block combination breaks ties the wrong way."""
+    values = np.moveaxis(_comparable(data), axis, -1)
+    best_value = best_index = None
+    for start in range(0, values.shape[-1], block):
+        part = values[..., start:start + block]
+        local = part.shape[-1] - 1 - np.argmin(part[..., ::-1], -1) if select_last_index else np.argmin(part, -1)
+        value = np.take_along_axis(part, local[..., None], -1)[..., 0]
+        if best_value is None:
+            best_value, best_index = value, local + start
+            continue
+        take = value < best_value if select_last_index else value <= best_value  # inverted tie rule
+        best_value, best_index = np.where(take, value, best_value), np.where(take, local + start, best_index)
+    found = best_index.astype(np.int64)
+    return np.expand_dims(found, axis) if keepdims else found
+
+
+def sentinel(data, *, opset, axis=0, keepdims=1, select_last_index=0):
+    """Starts from the type's largest value and index -1, keeping only strictly smaller values."""
+    values = _comparable(data)
+    top = np.inf if values.dtype.kind == "f" else np.iinfo(values.dtype).max
+    found = correct(data, opset=opset, axis=axis, keepdims=0, select_last_index=select_last_index)
+    found = np.where((values < top).any(axis=axis), found, -1).astype(np.int64)
+    return np.expand_dims(found, axis) if keepdims else found
+
+
+def no_uint16_kernel(data, *, opset, **attrs):
+    if data.dtype == np.uint16 and opset >= 13:
+        raise NotImplementedError("no uint16 kernel registered for opset 13")
+    return correct(data, opset=opset, **attrs)
+
+
+def squeezes_length_one(data, *, opset, axis=0, **attrs):
+    if data.shape[axis] == 1:
+        return np.zeros(data.shape, np.int64).squeeze()
+    return correct(data, opset=opset, axis=axis, **attrs)
+
+
+def negative_axis_off_by_one(data, *, opset, axis=0, **attrs):
+    return correct(data, opset=opset, axis=data.ndim + axis - 1 if axis < 0 else axis, **attrs)
+
+
+def keepdims_at_front(data, *, opset, axis=0, keepdims=1, **attrs):
+    found = correct(data, opset=opset, axis=axis, keepdims=0, **attrs)
+    return np.expand_dims(found, 0) if keepdims else found
+
+
+def keepdims_default_zero(data, *, opset, keepdims=0, **attrs):
+    return correct(data, opset=opset, keepdims=keepdims, **attrs)
+
+
+def int32_indices(data, *, opset, **attrs):
+    return correct(data, opset=opset, **attrs).astype(np.int32)
+
+
+def via_float64(data, *, opset, **attrs):
+    return correct(data.astype(np.float64), opset=opset, **attrs)
+
+
+def via_float16(data, *, opset, **attrs):
+    with np.errstate(over="ignore", under="ignore"):
+        return correct(data.astype(np.float16) if data.dtype == ml_dtypes.bfloat16 else data, opset=opset, **attrs)
+
+
+def flush_to_zero(data, *, opset, **attrs):
+    values = _comparable(data)
+    tiny = np.finfo(values.dtype).tiny
+    return correct(np.where(np.abs(values) < tiny, values.dtype.type(0), values), opset=opset, **attrs)
+
+
+def negative_zero_first(data, *, opset, **attrs):
+    """Orders -0 below +0 (a total order where IEEE 754 has a tie)."""
+    values = _comparable(data).astype(np.float64)
+    return correct(np.where((values == 0) & np.signbit(values), -1e-300, values), opset=opset, **attrs)
+
+
+def no_high_rank(data, *, opset, **attrs):
+    if data.ndim >= 5:
+        raise ValueError("rank > 4 not supported")
+    return correct(data, opset=opset, **attrs)
+
+
+def remembering() -> Impl:
+    """Keeps its running minima in a buffer per output shape and type that is never reset:
+    state kept between calls leaks an earlier input's minimum into a later answer."""
+    buffers: dict = {}
+
+    def stateful(data, *, opset, axis=0, keepdims=1, select_last_index=0):
+        values = _comparable(data)
+        found = correct(data, opset=opset, axis=axis, keepdims=0, select_last_index=select_last_index)
+        lowest = np.min(values, axis=axis)
+        key = (lowest.shape, values.dtype.str)
+        if key in buffers:
+            stale_value, stale_index = buffers[key]
+            found = np.where(stale_value < lowest, np.minimum(stale_index, data.shape[axis] - 1), found)
+            lowest = np.minimum(stale_value, lowest)
+        buffers[key] = (lowest, found)
+        return np.expand_dims(found, axis) if keepdims else found
+
+    return stateful
+
+
+def misbehaves(impl: Impl, version: spec.Version, case: Case) -> bool:
+    """The implementation refuses a valid input or its answer breaks a semantic clause."""
+    expectation = expect(version, case.data, case.attributes)
+    try:
+        actual = impl(case.data, opset=version.number, **case.attributes)
+    except Exception:
+        return True
+    return verify(version, expectation, case.data, actual) is not None
+
+
+def hunt(impl: Impl, pairs: Iterable[tuple[int, str]], examples: int = QUICK) -> Case | None:
+    """Runs one search of ``examples`` cases per (version, dtype), as the semantic suite does,
+    each seeded from its pair (fixed, but not the same stream for every type); the first
+    misbehaving case, unshrunk, or None."""
+    for number, dtype in pairs:
+        version = VERSIONS[number]
+        try:
+            return find(semantic_cases(version, dtype), lambda c, v=version: misbehaves(impl, v, c),
+                        settings=settings(max_examples=examples, database=None, deadline=None,
+                                          phases=[Phase.generate], suppress_health_check=list(HealthCheck)),
+                        random=Random(f"{number}:{dtype}"))
+        except NoSuchExample:
+            continue
+    return None
+
+
+def every_pair(numbers: Iterable[int] = VERSIONS) -> list[tuple[int, str]]:
+    return [(n, dtype) for n in numbers for dtype in VERSIONS[n].type_names]
+
+
+FLOATS = [name for name in VERSIONS[13].type_names if VERSIONS[13].type(name).is_float]
+BUGS: dict[str, tuple[Callable[[], Impl], list[tuple[int, str]]]] = {
+    "ties: last minimum where the first is required": (lambda: last_on_ties, every_pair((12, 13))),
+    "ties: select_last_index=1 ignored": (lambda: first_on_ties, every_pair((12, 13))),
+    "ties across the blocks of a tiled reduction": (lambda: blocked, every_pair((13,))),
+    "sentinel leaks from all-extreme slices": (lambda: sentinel, every_pair((13,))),
+    "missing kernel for one dtype at one opset": (lambda: no_uint16_kernel, every_pair((13,))),
+    "reduced axis of length 1": (lambda: squeezes_length_one, every_pair((13,))),
+    "negative axis": (lambda: negative_axis_off_by_one, every_pair((11,))),
+    "keepdims places the axis wrongly": (lambda: keepdims_at_front, every_pair((1,))),
+    "default not applied when keepdims is omitted": (lambda: keepdims_default_zero, every_pair((12,))),
+    "index dtype int32": (lambda: int32_indices, [(13, "float")]),
+    "64-bit integers through float64": (lambda: via_float64, [(13, "int64"), (13, "uint64")]),
+    "bfloat16 through float16": (lambda: via_float16, [(13, "bfloat16")]),
+    "flush subnormals to zero": (lambda: flush_to_zero, [(13, name) for name in FLOATS]),
+    "-0 ordered below +0": (lambda: negative_zero_first, [(13, name) for name in FLOATS]),
+    "high ranks": (lambda: no_high_rank, every_pair((13,))),
+    "state kept between calls": (remembering, every_pair((13,))),
+}
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_each_bug_class_is_found_within_the_quick_budget(bug: str) -> None:
+    make, pairs = BUGS[bug]
+    assert hunt(make(), pairs) is not None, f"{bug}: no misbehaving case in {QUICK} examples per (version, dtype)"
+
+
+def test_a_correct_implementation_is_never_flagged() -> None:
+    pairs = [(n, d) for n, d in every_pair() if d in ("float16", "bfloat16", "uint64", "int8", "double")]
+    found = hunt(correct, pairs)
+    assert found is None, f"the correct implementation was flagged on {found!r}"
+
+
+# --- shrinking ----------------------------------------------------------------------------------
+
+def shrunk(impl: Impl, version: spec.Version, dtype: str, examples: int) -> Case:
+    return find(semantic_cases(version, dtype), lambda c: misbehaves(impl, version, c),
+                settings=settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+                                  suppress_health_check=list(HealthCheck)))
+
+
+def test_a_bug_needing_one_tie_shrinks_to_a_handful_of_elements() -> None:
+    case = shrunk(last_on_ties, VERSIONS[12], "float", QUICK)
+    assert case.data.size <= 4 and case.data.ndim <= 2, f"counterexample not minimal: {case!r}"
+
+
+def test_a_bug_needing_a_long_axis_shrinks_to_just_past_the_block() -> None:
+    case = shrunk(blocked, VERSIONS[13], "int32", 300)
+    axis = case.attributes.get("axis", VERSIONS[13].attributes["axis"].default) % case.data.ndim
+    n = case.data.shape[axis]
+    assert 4096 < n <= 4096 + 8 and case.data.size == n, f"reduced axis {n}, shape {case.data.shape}"
+
+
+# --- every case is what it says -----------------------------------------------------------------
+
+def _targets(case: Case) -> set[str]:
+    return {tag.split(":", 1)[1] for tag in case.tags if tag.startswith(("clause:", "topic:"))}
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_semantic_cases_are_valid_and_honestly_tagged(number: int) -> None:
+    version = VERSIONS[number]
+    for dtype in version.type_names:
+        for case in sample(semantic_cases(version, dtype), 40):
+            kind, clauses = classify(version, case.data, case.attributes)
+            assert (kind, case.intent) == ("semantic", "semantic"), f"{[c.id for c in clauses]} on {case!r}"
+            axis = version.effective(case.attributes)["axis"] % case.data.ndim
+            assert f"dtype:{dtype}" in case.tags and f"rank:{case.data.ndim}" in case.tags
+            assert case.data.dtype == version.type(dtype).dtype and 1 <= case.data.ndim <= 8
+            assert case.data.shape[axis] >= 1, "a valid case never has an empty reduced axis"
+            assert ("zero-size:yes" in case.tags) == (case.data.size == 0)
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_rejection_and_census_cases_fall_under_the_clauses_they_target(number: int) -> None:
+    version = VERSIONS[number]
+    for strategy, kind in ((rejection_cases(version), "rejection"), (undefined_cases(version), "undefined")):
+        for case in sample(strategy, 150):
+            got, clauses = classify(version, case.data, case.attributes)
+            assert (got, case.intent) == (kind, kind), f"classified {got} ({[c.id for c in clauses]}): {case!r}"
+            assert _targets(case) and _targets(case) <= {c.id for c in clauses}, f"{case.tags} vs {clauses}"
+
+
+# --- families occur at useful rates -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def v13_cases() -> dict[str, list[Case]]:
+    return {dtype: sample(semantic_cases(VERSIONS[13], dtype), 100) for dtype in VERSIONS[13].type_names}
+
+
+def test_shape_and_attribute_partitions_occur(v13_cases: dict[str, list[Case]]) -> None:
+    cases = [c for group in v13_cases.values() for c in group]
+    minimum = {"axis:omitted": 0.1, "axis:positive": 0.1, "axis:negative": 0.1, "keepdims:omitted": 0.1,
+               "keepdims:0": 0.1, "keepdims:1": 0.1, "select_last_index:omitted": 0.1, "select_last_index:0": 0.1,
+               "select_last_index:1": 0.1, "axis-length:1": 0.05, "axis-length:short": 0.4,
+               "axis-length:long": 0.05, "axis-length:very-long": 0.01, "zero-size:yes": 0.02}
+    minimum.update({f"rank:{r}": 0.01 for r in range(1, 9)})
+    low = {tag: rate(cases, tag) for tag, least in minimum.items() if rate(cases, tag) < least}
+    assert not low, f"partitions below their minimum rate: {low}"
+
+
+def test_value_families_occur(v13_cases: dict[str, list[Case]]) -> None:
+    cases = [c for group in v13_cases.values() for c in group]
+    floats = [c for name in FLOATS for c in v13_cases[name]]
+    checks = {
+        **{f"ties:{k}": (cases, 0.05) for k in ("none", "two", "several", "all-equal")},
+        "ties:far-apart": (cases, 0.02),
+        **{f"special:{k}": (floats, 0.05) for k in ("inf", "neg-zero", "subnormal", "extreme")},
+        "special:beyond-float16": (v13_cases["bfloat16"], 0.05),
+        "special:precision-64": (v13_cases["int64"] + v13_cases["uint64"], 0.05),
+    }
+    low = {tag: rate(group, tag) for tag, (group, least) in checks.items() if rate(group, tag) < least}
+    assert not low, f"value families below their minimum rate: {low}"
+
+
+def test_no_empty_valid_input_where_the_version_makes_it_undefined() -> None:
+    cases = sample(semantic_cases(VERSIONS[11], "float"), 200)
+    assert all(c.data.size > 0 for c in cases)
+    assert rate(sample(semantic_cases(VERSIONS[12], "float"), 200), "zero-size:yes") > 0.02
+
+
+@pytest.mark.parametrize("number", VERSIONS)
+def test_every_rejection_and_undefined_clause_is_targeted(number: int) -> None:
+    version = VERSIONS[number]
+    for strategy, kind, key in ((rejection_cases(version), "rejection", "clause"),
+                                (undefined_cases(version), "undefined", "topic")):
+        cases = sample(strategy, 200)
+        wanted = {c.id for c in version.of_kind(kind) if c.when}
+        low = {cid: rate(cases, f"{key}:{cid}") for cid in wanted if rate(cases, f"{key}:{cid}") < 0.05}
+        assert not low, f"ArgMin-{number} {kind} clauses too rare: {low}"
+
+
+def test_rejected_types_cover_every_type_outside_t() -> None:
+    for version in VERSIONS.values():
+        seen = {t for c in sample(rejection_cases(version), 400) if "reject:type" in c.tags for t in c.tags}
+        missing = {f"dtype:{t.name}" for t in spec.outside_types(version)} - seen
+        assert not missing, f"ArgMin-{version.number} never rejects {missing}"
+
+
+def test_nan_lands_in_every_position_and_only_for_float_types() -> None:
+    version = VERSIONS[13]
+    cases = sample(undefined_cases(version, "float16"), 300)
+    for place in ("first", "middle", "last", "all"):
+        assert rate(cases, f"nan-position:{place}") > 0.02, place
+    assert not any("topic:C14" in c.tags for c in sample(undefined_cases(version, "int32"), 100))
+
+
+def _nan_policies(impl: Impl, cases: list[Case]) -> set[str]:
+    """The coherent NaN policies that explain every answer ``impl`` gives on NaN cases."""
+    version, policies = VERSIONS[13], {"nan-is-minimum", "nan-ignored"}
+    for case in cases:
+        axis = version.effective(case.attributes)["axis"] % case.data.ndim
+        values = _comparable(case.data).astype(np.float64)
+        nan = np.isnan(values)
+        answer = impl(case.data, opset=13, axis=axis, keepdims=0)
+        if not (answer == np.where(nan.any(axis), np.argmax(nan, axis), np.argmin(values, axis))).all():
+            policies.discard("nan-is-minimum")
+        if not (nan.all(axis) | (answer == np.argmin(np.where(nan, np.inf, values), axis))).all():
+            policies.discard("nan-ignored")
+    return policies
+
+
+def test_a_position_dependent_nan_policy_is_visible_in_the_census() -> None:
+    cases = [c for c in sample(undefined_cases(VERSIONS[13], "float"), 150) if "topic:C14" in c.tags]
+
+    def numpy_policy(data, *, opset, axis, keepdims):
+        return np.argmin(data, axis=axis)
+
+    def odd(data, *, opset, axis, keepdims):
+        """NaN ignored, except a NaN at index 0, which it returns."""
+        nan = np.isnan(data)
+        return np.where(np.take(nan, 0, axis), 0, np.argmin(np.where(nan, np.inf, data), axis))
+
+    assert _nan_policies(numpy_policy, cases) == {"nan-is-minimum"}
+    assert _nan_policies(odd, cases) == set(), "the census cases cannot tell a position-dependent NaN policy apart"
+
+
+# --- reproducibility, errors, profiles ----------------------------------------------------------
+
+def _fingerprint(cases: list[Case]) -> list[tuple]:
+    return [(c.data.dtype.str, c.data.shape, c.data.tobytes(), sorted(c.attributes.items()), c.tags) for c in cases]
+
+
+def test_same_seed_same_cases() -> None:
+    for make in (lambda: semantic_cases(VERSIONS[13], "bfloat16"), lambda: rejection_cases(VERSIONS[1]),
+                 lambda: undefined_cases(VERSIONS[11])):
+        assert _fingerprint(sample(make(), 40)) == _fingerprint(sample(make(), 40))
+
+
+def test_an_unknown_type_is_a_one_line_error() -> None:
+    with pytest.raises(spec.SpecError, match=r"'bfloat16' is not in ArgMin-12's T; choose one of .*float16"):
+        semantic_cases(VERSIONS[12], "bfloat16")
+    with pytest.raises(spec.SpecError, match="not in ArgMin-13's T"):
+        undefined_cases(VERSIONS[13], "bool")
+
+
+def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert profiles.PROFILES == ("quick", "standard", "certify")
+    budgets = [profiles.load(name).max_examples for name in profiles.PROFILES]
+    assert budgets == sorted(budgets) and budgets[0] <= 50
+    certify = profiles.load("certify")
+    assert certify.derandomize and certify.database is None
+    assert all(profiles.load(name).deadline is None for name in profiles.PROFILES)
+    monkeypatch.setenv(profiles.ENV, "standard")
+    assert profiles.load().max_examples == budgets[1]
+    monkeypatch.delenv(profiles.ENV)
+    assert profiles.load().max_examples == budgets[0]
+    with pytest.raises(ValueError, match="unknown Hypothesis profile 'fast': choose one of quick, standard"):
+        profiles.load("fast")
+    profiles.load(os.environ.get(profiles.ENV))
