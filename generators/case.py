@@ -31,6 +31,9 @@ class Case:
         tensor_type = type_of(self.data.dtype)
         return tensor_type.name if tensor_type else str(self.data.dtype)
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(repr(self))  # Hypothesis' printer would otherwise spell out every field
+
     def __repr__(self) -> str:
         attrs = ", ".join(f"{k}={v}" for k, v in self.attributes.items())
         # Hypothesis prints this for every falsifying example: long inputs are abridged here

@@ -218,7 +218,8 @@ def _find_clause(version: spec.Version | None, clause_id: str | None) -> spec.Cl
 def _examples(records: list[CensusRecord]) -> list[CensusRecord]:
     """A few observations, one per distinct set of fitting policies first, so an incoherent
     topic shows the answers that disagree."""
-    records = sorted(records, key=lambda r: math.prod(r.input.shape))  # small inputs read best
+    # Small inputs read best; large ones were recorded without their tensors.
+    records = sorted(records, key=lambda r: math.prod(r.input.shape) if r.input else math.inf)
     picked, kinds = [], set()
     for record in records:
         if frozenset(record.fits) not in kinds:

@@ -64,8 +64,9 @@ def catalogue(path: Path = SPEC_DIR / "types.yaml") -> dict[str, TensorType]:
     return types
 
 
+@cache
 def type_of(dtype: np.dtype) -> TensorType | None:
-    """The catalogue entry holding arrays of this dtype, if any."""
+    """The catalogue entry holding arrays of this dtype, if any (cached: asked for every case)."""
     for tensor_type in catalogue().values():
         if tensor_type.dtype == dtype:
             return tensor_type

@@ -1,0 +1,113 @@
+"""End to end: ``python -m suites`` (what ``nox -s conformance`` runs) with its exit codes,
+one-line errors, built-in adapters, the path form of --impl, faults, and pytest-xdist."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = ["--profile", "quick", "--seed", "3"]
+
+
+def run(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "suites", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def verdict_lines(output: str) -> list[str]:
+    return [line.strip() for line in output.splitlines() if line.strip().startswith("ArgMin-")]
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--impl", "numpy_argmin"], ["has no ':function' part"]),
+    (["--impl", "no_such_module_xyz:fn"], ["No module named", "no_such_module_xyz"]),
+    (["--impl", "zoo.correct:no_such_function"], ["no_such_function"]),
+    (["--impl", "zoo.registry:ENTRIES"], ["not callable"]),
+    (["--impl", "tests/impls/missing_file.py:fn"], ["missing_file.py"]),
+    (["--versions", "14"], ["unknown ArgMin version 14"]),
+    (["--dtypes", "float33"], ["unknown element type 'float33'"]),
+    (["--profile", "huge"], ["unknown profile 'huge'"]),
+])
+def test_unusable_runs_exit_2_with_one_line(args: list[str], words: list[str], tmp_path: Path) -> None:
+    result = run(*args, "--report-dir", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+def test_a_spec_file_that_breaks_its_schema_exits_2(tmp_path: Path) -> None:
+    for folder in ("spec", "generators", "suites", "reports", "zoo"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "out"))
+    broken = tmp_path / "spec" / "argmin-12.yaml"
+    broken.write_text(broken.read_text(encoding="utf-8").replace("kind: rejection", "kind: rejected", 1),
+                      encoding="utf-8")
+    result = run("--impl", "zoo.correct:numpy_argmin", cwd=tmp_path)
+    assert result.returncode == 2
+    line, = result.stderr.strip().splitlines()
+    assert "argmin-12.yaml" in line and "kind" in line and "rejected" in line
+
+
+def test_a_correct_path_form_implementation_is_conformant_exit_0(tmp_path: Path) -> None:
+    result = run("--impl", "tests/impls/path_form_argmin.py:argmin", "--versions", "12,13", "--dtypes", "float,uint8",
+                 "--isolation", "none", "--report-dir", str(tmp_path), *QUICK)
+    assert result.returncode == 0, result.stdout[-3000:]
+    lines = verdict_lines(result.stdout)
+    assert lines == [line for line in lines if "CONFORMANT (types restricted to float, uint8)" in line]
+    assert len(lines) == 2
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert {v["verdict"] for v in report["versions"]} == {"conformant"}
+
+
+def test_a_broken_implementation_exits_1_with_the_violated_versions(tmp_path: Path) -> None:
+    result = run("--impl", "zoo.broken_values:ties_last_always", "--dtypes", "int32", "--isolation", "none",
+                 "--report-dir", str(tmp_path), *QUICK)
+    assert result.returncode == 1
+    lines = verdict_lines(result.stdout)
+    assert [line.split(":")[0] for line in lines if "NON-CONFORMANT" in line] == ["ArgMin-12", "ArgMin-13"]
+    assert all("C6" in line for line in lines if "NON-CONFORMANT" in line)
+
+
+def test_xdist_gives_the_same_verdicts(tmp_path: Path) -> None:
+    args = ["--impl", "zoo.broken_values:ties_last_always", "--dtypes", "int8,float", "--isolation", "none", *QUICK]
+    serial = run(*args, "--report-dir", str(tmp_path / "serial"))
+    parallel = run(*args, "--report-dir", str(tmp_path / "parallel"), "-n", "2")
+    assert serial.returncode == parallel.returncode == 1
+    strip = [line.split("(")[0] for line in verdict_lines(serial.stdout)]
+    assert strip == [line.split("(")[0] for line in verdict_lines(parallel.stdout)]
+
+
+def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:
+    result = run("--report-dir", str(tmp_path), "--versions", "13", *QUICK)
+    # onnxruntime has no ArgMin kernel for several types in T (e.g. uint16, bfloat16): not conformant.
+    assert result.returncode == 1, result.stdout[-3000:]
+    line, = verdict_lines(result.stdout)
+    assert "NON-CONFORMANT" in line and "C1" in line
+    assert (tmp_path / "report.html").exists() and (tmp_path / "junit.xml").exists()
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["impl"] == "onnxruntime"
+
+
+def test_backend_api_module(tmp_path: Path) -> None:
+    result = run("--impl", "backend:onnxruntime.backend", "--versions", "13", "--dtypes", "float,int64",
+                 "--report-dir", str(tmp_path), *QUICK)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "CONFORMANT" in verdict_lines(result.stdout)[0]
+
+
+@pytest.mark.parametrize("impl", ["zoo.faulty:exit_on_long_axis", "zoo.faulty:hang_on_rank4"])
+def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) -> None:
+    result = run("--impl", impl, "--versions", "13", "--dtypes", "float", "--timeout", "1",
+                 "--report-dir", str(tmp_path), *QUICK)
+    assert result.returncode == 1, result.stdout[-3000:]
+    raw = json.loads((tmp_path / "raw.json").read_text(encoding="utf-8"))
+    assert raw["info"]["complete"]
+    assert {r["outcome"] for r in raw["results"]} & {"crash", "timeout"}

@@ -1,0 +1,68 @@
+"""The suite's detection power and its freedom from false alarms, proven on the zoo: every
+broken implementation is judged non-conformant in exactly the versions where its behaviour
+violates the spec, caught by the clause its docstring names, and every correct one is judged
+conformant at every version (including those whose NaN, empty-axis and tie behaviour differs
+from numpy's)."""
+
+from __future__ import annotations
+
+import pytest
+
+import zoo
+from generators import profiles
+from suites import harness
+from suites.options import validate
+from suites.verdict import CONFORMANT, verdicts
+
+IN_PROCESS = [e for e in zoo.ENTRIES if e.bug_class not in zoo.registry.FAULT_CLASSES]
+FAULTY = [e for e in zoo.ENTRIES if e.bug_class in zoo.registry.FAULT_CLASSES]
+
+
+def _run(impl: str, **options: str):
+    profiles.register()
+    settings = validate({"impl": impl, "profile": "quick", "seed": "1", "isolation": "none", **options})
+    return settings, harness.run_all(settings)
+
+
+@pytest.mark.parametrize("entry", IN_PROCESS, ids=[e.name for e in IN_PROCESS])
+def test_zoo_entry_is_judged_as_its_docstring_says(entry: zoo.Entry) -> None:
+    settings, run = _run(entry.impl)
+    judged = verdicts(run.results, settings.versions)
+    broken_at = {version for version, verdict in judged.items() if verdict != CONFORMANT}
+    assert broken_at == set(entry.violates), f"{entry.name}: {entry.summary}"
+    for version, clause in entry.violates.items():
+        failing = {r.clause for r in run.results if r.version == version and r.outcome != "pass"
+                   and r.kind != "undefined"}
+        assert clause in failing, f"{entry.name} at v{version}: caught by {sorted(failing)}, not {clause}"
+        failure = next(r for r in run.results if r.version == version and r.clause == clause and r.outcome != "pass")
+        assert failure.counterexample is not None and failure.counterexample.input.values is not None
+
+
+@pytest.mark.parametrize("entry", FAULTY, ids=[e.name for e in FAULTY])
+def test_crashing_and_hanging_implementations_are_survived(entry: zoo.Entry) -> None:
+    settings, run = _run(entry.impl, isolation="process", timeout="1", versions="13", dtypes="float,int32")
+    outcomes = {r.outcome for r in run.results}
+    assert outcomes & {"crash", "timeout"}, outcomes
+    assert verdicts(run.results, settings.versions)[13] != CONFORMANT
+    # The run carried on after the fault: other tasks still judged cases that passed.
+    assert sum(r.outcome == "pass" for r in run.results) > 50
+
+
+def test_census_warns_about_incoherent_nan_answers() -> None:
+    _, run = _run("zoo.correct:sticky_first_nan", versions="13", dtypes="float")
+    nan = [record for record in run.census if record.topic == "C14"]
+    assert nan, "no NaN observation was recorded"
+    common = set.intersection(*(set(record.fits) for record in nan))
+    assert not common, f"an incoherent NaN policy was read as {common}"
+
+
+def test_census_reads_a_coherent_nan_policy() -> None:
+    _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float")
+    nan = [record for record in run.census if record.topic == "C14"]
+    assert "nan-is-min" in set.intersection(*(set(record.fits) for record in nan))
+
+
+def test_tie_census_at_v1_records_the_choice() -> None:
+    _, run = _run("zoo.correct:python_loop", versions="1", dtypes="int32")
+    ties = [record for record in run.census if record.topic == "C6"]
+    assert ties and all(record.fits == ["last"] for record in ties)
