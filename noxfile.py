@@ -17,7 +17,7 @@ RUNTIME = PYPROJECT["project"]["dependencies"]
 def tests(session: nox.Session) -> None:
     """The project's own tests, at the quick Hypothesis profile."""
     session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("pytest", "tests", *session.posargs, env={"ARGMIN_PROFILE": "quick"})
+    session.run("pytest", "tests", "-n", "auto", *session.posargs, env={"ARGMIN_PROFILE": "quick"})
 
 
 @nox.session
@@ -62,3 +62,17 @@ def compare(session: nox.Session) -> None:
         session.error("usage: nox -s compare -- OLD.json NEW.json [--html OUT.html]")
     session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
     session.run("python", "-m", "reports", "compare", *session.posargs)
+
+
+@nox.session
+def adequacy(session: nox.Session) -> None:
+    """The suite scored on the zoo next to ONNX's own cases: ``nox -s adequacy -- [--profile quick] [--jobs N]``."""
+    session.install(*RUNTIME)
+    session.run("python", "-m", "zoo.adequacy", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The project's speed figures: ``nox -s bench -- [--repeat N] [--skip-standard-run]``."""
+    session.install(*RUNTIME)
+    session.run("python", "benchmarks/bench_all.py", *session.posargs)

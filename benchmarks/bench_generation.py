@@ -11,7 +11,8 @@ Each checked case = Hypothesis generation + a call of an in-process numpy ArgMin
 - small-shapes: the conventional ``array_shapes(min_dims=1, max_dims=8, max_side=4)``, which
   favours the baseline (its tensors are far smaller than ours).
 
-Prints the median cases/s of each over the repetitions, and the ratios. It also measures the
+Prints the median cases/s (of this process's CPU time, so other load on the machine does not
+skew the figures) of each over the repetitions, and the ratios. It also measures the
 Hypothesis floor (a test drawing one byte string and doing nothing): that per-example engine
 cost is paid by both sides alike and bounds every ratio, so the cost above it is printed too."""
 
@@ -99,9 +100,9 @@ def run(strategy: st.SearchStrategy, body: Callable, examples: int, rep: int) ->
         body(drawn)
         count += 1
 
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other load on a shared machine does not skew it
     test()
-    return count / (time.perf_counter() - start)
+    return count / (time.process_time() - start)
 
 
 def measure(versions: list[spec.Version], kind: str, examples: int, rep: int) -> float:

@@ -3,7 +3,9 @@ another accepted value. An omitted attribute and one set to its default are diff
 
 from __future__ import annotations
 
-from spec import Attribute, Version, load, versions
+from functools import lru_cache
+
+from spec import Attribute, Range, Version, load, versions
 
 from .choices import Choices, weighted
 
@@ -11,11 +13,29 @@ AXIS_FORMS = weighted(("omitted", 1), ("positive", 2), ("negative", 2))
 VALUE_FORMS = weighted(("omitted", 3), ("default", 3), ("other", 4))
 
 
+@lru_cache(maxsize=256)
+def _bounds(accepted: Range, rank: int) -> tuple[int, int]:
+    return accepted.bounds(rank)  # cached: the bound expressions are parsed on every call
+
+
+_LISTED: dict[int, tuple[Version, tuple[Attribute, ...]]] = {}
+
+
+def _listed(version: Version) -> tuple[Attribute, ...]:
+    """The attributes with listed values, by name (computed once per version: asked every case)."""
+    hit = _LISTED.get(id(version))
+    if hit is None or hit[0] is not version:
+        chosen = tuple(version.attributes[name] for name in sorted(version.attributes)
+                       if version.attributes[name].values is not None)
+        hit = _LISTED[id(version)] = (version, chosen)
+    return hit[1]
+
+
 def reduced_axis(version: Version, rank: int, choices: Choices) -> tuple[int, int | None, str]:
     """Two bytes: (the dimension reduced, the axis attribute or None when omitted, the tag value).
     Negative values are drawn only where the spec's range admits them at this rank."""
     attribute = version.attributes["axis"]
-    low, high = attribute.range.bounds(rank)
+    low, high = _bounds(attribute.range, rank)
     form, index = choices.pick(AXIS_FORMS), choices.byte() * rank >> 8
     if form == "omitted":
         return attribute.default % rank, None, "omitted"
@@ -40,20 +60,16 @@ def listed_attributes(version: Version, choices: Choices) -> dict[str, int]:
     """Every attribute with listed values (keepdims, select_last_index where declared), two
     bytes each in a fixed order, so adding one never shifts another's bytes."""
     chosen = {}
-    for name in sorted(version.attributes):
-        attribute = version.attributes[name]
-        if attribute.values is None:
-            continue
+    for attribute in _listed(version):
         value = listed_value(attribute, choices.region(2))
         if value is not None:
-            chosen[name] = value
+            chosen[attribute.name] = value
     return chosen
 
 
 def attribute_tags(version: Version, attributes: dict[str, int]) -> list[str]:
     """``keepdims:omitted|0|1`` style tags for every listed-value attribute the version declares."""
-    return [f"{name}:{attributes.get(name, 'omitted')}" for name in sorted(version.attributes)
-            if version.attributes[name].values is not None]
+    return [f"{a.name}:{attributes.get(a.name, 'omitted')}" for a in _listed(version)]
 
 
 def declared_anywhere(name: str) -> Attribute:

@@ -19,7 +19,7 @@ from spec import TensorType, Version
 from .attributes import attribute_tags, listed_attributes, reduced_axis
 from .choices import Choices, weighted
 from .shapes import LENGTH_CLASSES, RANKS, length_class, other_sides, reduced_length
-from .values import Pools, comparable, distinct_values, pools, special_tags, step_down, tie_tags
+from .values import Pools, comparable, pools, special_tags, step_down, tie_tags
 
 REGIONS = (16, 8, 32, 8)  # shape, attributes, values, family-specific extras
 SIZE = sum(REGIONS)
@@ -34,9 +34,14 @@ PLANTING = {
     "signed-zero": (SOME_PLANTS, ("flip",)),  # +0 background with -0 planted, or the reverse
     "subnormal": (SOME_PLANTS, weighted(("below", 3), ("pool", 1))),  # a subnormal just below its neighbour
     "detour": (SOME_PLANTS, weighted(("below", 3), ("pool", 1))),  # values a cast detour makes equal
+    "top": (SOME_PLANTS, weighted(("below", 5), ("equal", 1))),  # the next value down: [inf, max], ...
 }
+# The top family's background: one or two values, mostly the very top (+inf for floats), so a
+# slice of [inf, max] (invisible to a running minimum that starts at the maximum) is common.
+TOP_LENGTHS = weighted((1, 4), (2, 1))
+TOP_RANKS = weighted((0, 8), (1, 2), (2, 1), (3, 1), (4, 1), (5, 1))
 POSITIONS = weighted(("anywhere", 4), ("start", 2), ("end", 3), ("middle", 1))
-FAMILY_WEIGHTS = (("ties", 6), ("all-equal", 4), ("mixed", 5), ("extreme", 3), ("signed-zero", 3),
+FAMILY_WEIGHTS = (("ties", 6), ("all-equal", 4), ("mixed", 5), ("extreme", 3), ("top", 6), ("signed-zero", 3),
                   ("subnormal", 3), ("detour", 4), ("far-apart", 2))
 FAR_CLASSES = weighted(("long", 4), ("very-long", 1))
 
@@ -49,7 +54,14 @@ def regions(raw: bytes) -> tuple[Choices, ...]:
 def _background_pool(family: str, pool: Pools) -> np.ndarray | None:
     return {"ties": pool.ordinary, "far-apart": pool.ordinary, "all-equal": pool.constants,
             "mixed": pool.everything, "extreme": pool.extreme, "signed-zero": pool.zeros,
-            "subnormal": pool.subnormal, "detour": pool.detour}[family]
+            "subnormal": pool.subnormal, "detour": pool.detour, "top": pool.top}[family]
+
+
+@lru_cache(maxsize=128)
+def _ranks(tensor_type: TensorType, family: str) -> tuple[int, ...]:
+    """For each value of the family's background pool, its rank by value (equal values share one)."""
+    pool = _background_pool(family, pools(tensor_type))
+    return tuple(np.unique(comparable(pool, tensor_type), return_inverse=True)[1].reshape(-1).tolist())
 
 
 @cache
@@ -84,12 +96,11 @@ def _position(mode: str, offset: int, n: int) -> int:
     return offset * n >> 16
 
 
-@lru_cache(maxsize=8192)
-def _plant_value(tensor_type: TensorType, family: str, pattern_bits: bytes, mode: str, pick: int) -> np.generic:
-    """The planted value for a background pattern (cached: patterns recur, and stepping to the
-    next representable value costs a few numpy calls)."""
-    pattern = np.frombuffer(pattern_bits, tensor_type.dtype)
-    lowest = pattern[int(np.argmin(comparable(pattern, tensor_type)))]
+@lru_cache(maxsize=4096)
+def _plant_value(tensor_type: TensorType, family: str, lowest_bits: bytes, mode: str, pick: int) -> np.generic:
+    """The planted value, given the background's lowest value (cached: stepping to the next
+    representable value costs a few numpy calls)."""
+    lowest = np.frombuffer(lowest_bits, tensor_type.dtype)[0]
     if mode == "flip":  # the same value with the other sign: a -0/+0 tie where the minimum is zero
         return -lowest
     if mode == "below":
@@ -100,19 +111,36 @@ def _plant_value(tensor_type: TensorType, family: str, pattern_bits: bytes, mode
 
 
 def _survivors(pattern: np.ndarray, size: int, shape: tuple[int, ...], axis: int, planted: set[int]) -> np.ndarray:
-    """The pattern values still present after planting. A value survives when one of its tiled
-    positions lies outside the planted positions; a few candidates usually prove it, and the
-    rare undecided value is settled by scanning (see the caller)."""
+    """The pattern values still present after planting, without scanning the tensor. Element f
+    holds pattern value f % L and sits at position (f // stride) % n along the axis, so f is
+    (o * n + k) * stride + m; its residue depends only on o, k and m modulo L. Enumerating o
+    below L, unplanted k from the first 7 L positions (at most 6 are planted, so every residue
+    class of k keeps a member there) and m below L reaches every residue that occurs."""
     stride, n, length = math.prod(shape[axis + 1:]), shape[axis], len(pattern)
-    keep = []
-    for j in range(min(length, size)):
-        for f in range(j, min(size, j + 64 * length), length):
-            if (f // stride) % n not in planted:
-                keep.append(j)
-                break
-        else:
-            return np.empty(0, pattern.dtype)  # undecided
-    return pattern[keep]
+    wanted, found = min(length, size), set()
+    rows = [k for k in range(min(n, 7 * length)) if k not in planted]
+    for o in range(min(size // (n * stride), length)):
+        for k in rows:
+            start = (o * n + k) * stride
+            found.update((start + m) % length for m in range(min(stride, length)))
+            if len(found) == wanted:
+                return pattern[:wanted]
+    return pattern[sorted(found)]
+
+
+_BLOCK = 4096  # elements broadcast at once; longer tensors repeat whole blocks
+
+
+def _tiled(pattern: np.ndarray, size: int) -> np.ndarray:
+    """``pattern`` repeated over ``size`` elements. Broadcasting a short pattern row by row is
+    slow on long tensors, so a block is broadcast and the block then repeated."""
+    length = len(pattern)
+    if length == 1:
+        return np.full(size, pattern[0])
+    block = np.empty((-(-min(size, _BLOCK) // length), length), pattern.dtype)
+    block[...] = pattern
+    flat = block.reshape(-1)
+    return flat[:size] if size <= flat.size else np.resize(flat, size)
 
 
 def values(tensor_type: TensorType, shape: tuple[int, ...], axis: int, family: str,
@@ -121,39 +149,41 @@ def values(tensor_type: TensorType, shape: tuple[int, ...], axis: int, family: s
     built, since scanning a tensor costs more than building it)."""
     pool = pools(tensor_type)
     background = _background_pool(family, pool)
-    length = 1 if family == "all-equal" else c.pick(PATTERN_LENGTHS)
-    picks = [c.byte() for _ in range(8)]
-    pattern = background[[b * len(background) >> 8 for b in picks[:length]]]
+    lengths = TOP_LENGTHS if family == "top" else PATTERN_LENGTHS
+    length = 1 if family == "all-equal" else c.pick(lengths)
+    picks = c.take(8)
+    if family == "top":
+        chosen = [min(TOP_RANKS[b * len(TOP_RANKS) >> 8], len(background) - 1) for b in picks[:length]]
+    else:
+        chosen = [b * len(background) >> 8 for b in picks[:length]]
+    pattern = background[chosen]
     negative_zero = c.chance(25)
     if family == "signed-zero":  # zeros of one sign in the background (+0 mostly), the other sign planted
         pattern[pattern == 0] = -pattern.dtype.type(0) if negative_zero else pattern.dtype.type(0)
     size = math.prod(shape)
-    data = np.empty((-(-size // length), length), pattern.dtype)
-    data[...] = pattern
-    data = data.reshape(-1)[:size].reshape(shape)
+    data = _tiled(pattern, size).reshape(shape)
     counts, modes = PLANTING.get(family, (PLANT_COUNTS, PLANT_VALUES))
     count, plant_mode, plant_pick = c.pick(counts), c.pick(modes), c.byte()
     n = shape[axis]
     if family == "all-equal" or size == 0:
         return data, pattern[:min(size, length)]
     positions = set()
-    for k in range(6):
-        slot = c.region(3)
-        mode, offset = slot.pick(POSITIONS), slot.u16()
+    slots = c.take(18)
+    for k in range(count):  # six slots of three bytes: the mode, then the offset
+        mode, offset = POSITIONS[slots[3 * k] * len(POSITIONS) >> 8], slots[3 * k + 1] << 8 | slots[3 * k + 2]
         if family == "far-apart":
             mode = "start" if k % 2 == 0 else "end"
-        if k < count:
-            positions.add(_position(mode, offset, n))
+        # the top family's point is a smaller value after the first element
+        positions.add(max(_position(mode, offset, n), min(int(family == "top"), n - 1)))
     if not positions:
         return data, pattern[:min(size, length)]
     index = [slice(None)] * len(shape)
     index[axis] = sorted(positions)
-    planted = np.array([_plant_value(tensor_type, family, pattern.tobytes(), plant_mode, plant_pick)], data.dtype)
+    order = _ranks(tensor_type, family)  # the first lowest pattern value, found without numpy
+    lowest = pattern[min(range(length), key=lambda i: order[chosen[i]])]
+    planted = np.array([_plant_value(tensor_type, family, lowest.tobytes(), plant_mode, plant_pick)], data.dtype)
     data[tuple(index)] = planted[0]
-    survivors = _survivors(pattern, size, shape, axis, positions)
-    if survivors.size == 0 and len(positions) < n:
-        survivors = distinct_values(data)
-    return data, np.concatenate([survivors, planted])
+    return data, np.concatenate([_survivors(pattern, size, shape, axis, positions), planted])
 
 
 @dataclass(frozen=True)
@@ -173,10 +203,19 @@ def layout(version: Version, tensor_type: TensorType, raw: bytes, *, zero_dims: 
     """Shape, axis and value family; ``zero_dims``: whether a non-reduced dimension may be zero
     (see ``empty_inputs_defined``)."""
     shape_c, _, value_c, _ = regions(raw)
+    return _layout(version, tensor_type, shape_c, value_c, zero_dims, classes)
+
+
+def _layout(version: Version, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
+            classes: tuple[str, ...]) -> Layout:
     rank = shape_c.pick(RANKS)
     axis, axis_attribute, axis_form = reduced_axis(version, rank, shape_c.region(2))
     family = value_c.pick(families(tensor_type))
-    n = reduced_length(shape_c.region(3), FAR_CLASSES if family == "far-apart" else classes)
+    if family == "far-apart":
+        classes = FAR_CLASSES
+    elif family == "top":  # a slice of one element holds nothing further on
+        classes = tuple(k for k in classes if k != "1") or classes
+    n = reduced_length(shape_c.region(3), classes)
     shape = other_sides(shape_c.region(10), rank, axis, n, zero_dims)
     return Layout(rank, axis, axis_attribute, axis_form, family, tuple(shape))
 
@@ -184,9 +223,8 @@ def layout(version: Version, tensor_type: TensorType, raw: bytes, *, zero_dims: 
 def draft(version: Version, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
           classes: tuple[str, ...] = LENGTH_CLASSES) -> Draft:
     """A valid input of ``tensor_type`` and its tags."""
-    plan = layout(version, tensor_type, raw, zero_dims=zero_dims, classes=classes)
-    _, attr_c, value_c, _ = regions(raw)
-    value_c.byte()  # the family, read by layout
+    shape_c, attr_c, value_c, _ = regions(raw)
+    plan = _layout(version, tensor_type, shape_c, value_c, zero_dims, classes)  # reads the family byte
     attributes = {} if plan.axis_attribute is None else {"axis": plan.axis_attribute}
     attributes.update(listed_attributes(version, attr_c))
     data, used = values(tensor_type, plan.shape, plan.axis, plan.family, value_c)

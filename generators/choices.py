@@ -28,19 +28,25 @@ def weighted(*entries: tuple[T, int]) -> tuple[T, ...]:
 class Choices:
     """Reads a byte region field by field; reading past the end yields zeros (the simplest)."""
 
+    __slots__ = ("_at", "_raw")
+
     def __init__(self, raw: bytes) -> None:
         self._raw = raw
         self._at = 0
 
+    def take(self, size: int) -> bytes:
+        """The next ``size`` bytes, zero-padded (for fields decoded in bulk)."""
+        start = self._at
+        self._at = start + size
+        return self._raw[start:start + size].ljust(size, b"\0")
+
     def region(self, size: int) -> Choices:
         """The next ``size`` bytes as their own reader, so later fields keep fixed offsets."""
-        start = self._at
-        self._at += size
-        return Choices(self._raw[start:start + size])
+        return Choices(self.take(size))
 
     def byte(self) -> int:
         at = self._at
-        self._at += 1
+        self._at = at + 1
         return self._raw[at] if at < len(self._raw) else 0
 
     def u16(self) -> int:

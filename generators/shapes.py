@@ -45,7 +45,7 @@ def reduced_length(choices: Choices, classes: tuple[str, ...] = LENGTH_CLASSES) 
 def other_sides(choices: Choices, rank: int, axis: int, n: int, zero_dims: bool) -> list[int]:
     """The full shape with ``n`` at ``axis``: eight bytes for the sides (fixed, whatever the
     rank), then two for an optional zero-size dimension on a non-reduced axis."""
-    sides = [choices.pick(SIDES) for _ in range(MAX_RANK)]
+    sides = [SIDES[b * len(SIDES) >> 8] for b in choices.take(MAX_RANK)]
     zero = choices.chance(8)
     zero_at = choices.byte()
     shape, budget = [], max(1, min(MAX_SLICES, MAX_ELEMENTS // max(n, 1)))

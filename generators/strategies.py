@@ -15,7 +15,7 @@ heatmap from these keys, so they are stable:
   declares the attribute (values outside {0, 1} occur in the census only)
 - ``axis-length:0|1|short|long|very-long`` (short <= 256 < long <= 65,536 < very-long)
 - ``zero-size:yes|no`` (a zero-size dimension other than the reduced axis)
-- ``family:ties|all-equal|mixed|extreme|signed-zero|subnormal|detour|far-apart`` (how the values
+- ``family:ties|all-equal|mixed|extreme|top|signed-zero|subnormal|detour|far-apart`` (how the values
   were built)
 - ``ties:none|two|several|all-equal`` (how many minima the first slice holds, or all of it
   equal), plus ``ties:far-apart`` when two of them are >= 256 positions apart; the planted
@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from spec import Clause, SpecError, TensorType, Version, outside_types
 
 from .attributes import declared_anywhere
-from .build import SIZE, Draft, draft, empty_inputs_defined, regions
+from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
 from .case import Case
 from .choices import Choices, weighted
 
@@ -63,15 +63,17 @@ def _case(version: Version, d: Draft, intent: str, extra: list[str]) -> Case:
     return Case(version.number, d.data, d.attributes, tuple(d.tags + extra), intent)
 
 
-def _bytes() -> st.SearchStrategy[bytes]:
-    return st.binary(min_size=SIZE, max_size=SIZE)
+def _bytes(size: int = SIZE) -> st.SearchStrategy[bytes]:
+    return st.binary(min_size=size, max_size=size)
 
 
 def semantic_cases(version: Version, dtype: str) -> st.SearchStrategy[Case]:
-    """Valid inputs of one type: the oracle classifies every one as semantic."""
+    """Valid inputs of one type: the oracle classifies every one as semantic. They never read
+    the family-specific extras (the last region), so they do not draw it: Hypothesis charges
+    per drawn byte."""
     tensor_type, zero_dims = _type(version, dtype), empty_inputs_defined(version)
-    return _bytes().map(lambda raw: _case(version, draft(version, tensor_type, raw, zero_dims=zero_dims),
-                                          "semantic", []))
+    return _bytes(SIZE - REGIONS[-1]).map(
+        lambda raw: _case(version, draft(version, tensor_type, raw, zero_dims=zero_dims), "semantic", []))
 
 
 # --- rejection --------------------------------------------------------------------------------
@@ -133,9 +135,12 @@ def _known(version: Version, kind: str, known: tuple[str, ...]) -> tuple[Clause,
     return clauses
 
 
-def rejection_cases(version: Version) -> st.SearchStrategy[Case]:
-    """Inputs the version must reject, each tagged with the clause it targets."""
+def rejection_cases(version: Version, clause_id: str | None = None) -> st.SearchStrategy[Case]:
+    """Inputs the version must reject, each tagged with the clause it targets (only
+    ``clause_id``'s inputs when given)."""
     clauses = _known(version, "rejection", REJECTION_CONDITIONS)
+    if clause_id is not None:
+        clauses = tuple(c for c in clauses if c.id == clause_id)
 
     def build(raw: bytes) -> Case:
         extra = regions(raw)[3]

@@ -9,7 +9,7 @@ applied to the spec type's dtype; nothing here names a dtype."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, cached_property, lru_cache
+from functools import cached_property, lru_cache
 
 import ml_dtypes
 import numpy as np
@@ -25,8 +25,11 @@ def finfo(dtype: np.dtype):
     return ml_dtypes.finfo(dtype)
 
 
+_UINTS = {size: np.dtype(f"uint{size * 8}") for size in (1, 2, 4, 8)}
+
+
 def _uint(dtype: np.dtype) -> np.dtype:
-    return np.dtype(f"uint{dtype.itemsize * 8}")
+    return _UINTS[dtype.itemsize]
 
 
 def step_down(value: np.generic, tensor_type: TensorType) -> np.generic | None:
@@ -44,6 +47,12 @@ def step_down(value: np.generic, tensor_type: TensorType) -> np.generic | None:
     return step.view(dtype)[()]
 
 
+def _step_up(value: float, dtype: np.dtype) -> float:
+    """The next representable value above a positive finite ``value`` of ``dtype``."""
+    bits = np.array(value, np.float64).astype(dtype).view(_uint(dtype)) + 1
+    return float(bits.view(dtype)[()])
+
+
 def _array(values: list, dtype: np.dtype) -> np.ndarray:
     """Distinct values (bitwise, so -0 and +0 stay apart), in the order given."""
     if dtype.kind in "iu":
@@ -53,6 +62,10 @@ def _array(values: list, dtype: np.dtype) -> np.ndarray:
             out = np.array(values, dtype=np.float64).astype(dtype)
     _, first = np.unique(out.view(_uint(dtype)), return_index=True)
     return out[np.sort(first)]
+
+
+def _narrower_floats(tensor_type: TensorType) -> list[TensorType]:
+    return [t for t in catalogue().values() if t.family == "float" and t.dtype.itemsize < tensor_type.dtype.itemsize]
 
 
 def _same_width_floats(tensor_type: TensorType) -> list[TensorType]:
@@ -72,6 +85,7 @@ class Pools:
     subnormal: np.ndarray | None
     detour: np.ndarray | None
     detour_tag: str | None
+    top: np.ndarray  # the type's top end, highest first: slices made only of these hide sentinel bugs
 
     @cached_property
     def constants(self) -> np.ndarray:
@@ -102,8 +116,15 @@ def _float_pools(tensor_type: TensorType) -> Pools:
         changed = trip.view(_uint(dtype)) != candidates.view(_uint(dtype))
         keep = finite & (candidates.astype(np.float64) != 0) & changed
         detour, tag = candidates[keep], f"beyond-{siblings[0].name}"
+    # +inf, the maximum and the value below it, then values just above a narrower float type's
+    # maximum (doubles beyond float32's range): a kernel whose running minimum starts from that
+    # narrower maximum cannot see past them
+    beyond = [v for t in _narrower_floats(tensor_type) for m in [float(finfo(t.dtype).max)]
+              for v in (_step_up(m, dtype), 2 * m) if v < big]
+    top = _array(sorted([np.inf, big, float(step_down(dtype.type(big), tensor_type)), *beyond], reverse=True), dtype)
     return Pools(
         tensor_type,
+        top=top,
         ordinary=_array([*_SMALL, 0.5, -0.5], dtype),
         extreme=_array(extreme, dtype),
         zeros=_array([0.0, -0.0, 1.0], dtype),
@@ -131,31 +152,32 @@ def _int_pools(tensor_type: TensorType) -> Pools:
             kept = wide[wide.astype(narrow) == (wide - dtype.type(1)).astype(narrow)]
         if kept.size:
             detour, tag = _array(list(kept), dtype), f"precision-{info.bits}"
-    return Pools(tensor_type, ordinary=_array(clip, dtype), extreme=_array(extreme, dtype), zeros=None,
+    top = _array([info.max, info.max - 1, info.max - 2, (info.max >> 1) + 1], dtype)
+    return Pools(tensor_type, top=top, ordinary=_array(clip, dtype), extreme=_array(extreme, dtype), zeros=None,
                  subnormal=None, detour=detour, detour_tag=tag)
 
 
-@cache
+_POOLS: dict[str, Pools] = {}
+
+
 def pools(tensor_type: TensorType) -> Pools:
-    return _float_pools(tensor_type) if tensor_type.is_float else _int_pools(tensor_type)
-
-
-def distinct_values(data: np.ndarray) -> np.ndarray:
-    """The distinct values of ``data`` (bitwise, so -0 and +0 both show)."""
-    if data.size == 0:
-        return data.reshape(0)
-    return np.unique(data.reshape(-1).view(_uint(data.dtype))).view(data.dtype)
+    """The pools of a type (cached by name: hashing a TensorType costs more than the lookup)."""
+    pool = _POOLS.get(tensor_type.name)
+    if pool is None:
+        pool = _POOLS[tensor_type.name] = _float_pools(tensor_type) if tensor_type.is_float else _int_pools(tensor_type)
+    return pool
 
 
 def special_tags(values: np.ndarray, pool: Pools) -> tuple[str, ...]:
     """``special:*`` tags for the values a tensor holds (repeats allowed). Cached: tensors are
     built from a few pool values, so the same sets recur."""
     bits = values.view(_uint(values.dtype)).tolist()
-    return _special_tags(pool.tensor_type, tuple(sorted(set(bits))))
+    return _special_tags(pool.tensor_type.name, tuple(sorted(set(bits))))
 
 
 @lru_cache(maxsize=4096)
-def _special_tags(tensor_type: TensorType, bits: tuple[int, ...]) -> tuple[str, ...]:
+def _special_tags(name: str, bits: tuple[int, ...]) -> tuple[str, ...]:
+    tensor_type = catalogue()[name]  # keyed by name: hashing the name is cheaper than the type
     pool, tags = pools(tensor_type), []
     values = np.array(bits, dtype=_uint(tensor_type.dtype)).view(tensor_type.dtype)
     if values.size == 0:

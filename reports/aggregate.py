@@ -103,10 +103,11 @@ def _versions(raw: RawRun, numbers: list[int]) -> list[dict]:
 
 def _clause_outcomes(result: CaseResult) -> Iterable[tuple[str, str]]:
     """A case counts 'pass' for every clause it exercised except the deciding one, which gets the
-    case's outcome. A non-pass case without a deciding clause charges its outcome to all of them."""
+    case's outcome. A non-pass case without a deciding clause charges its outcome to all of them,
+    and so does a census case (every undefined clause it fell under observed it)."""
     clauses = list(dict.fromkeys([*result.clauses, *([result.clause] if result.clause else [])]))
     for clause_id in clauses:
-        if result.clause is None:
+        if result.clause is None or result.kind == "undefined":
             yield clause_id, result.outcome
         else:
             yield clause_id, result.outcome if clause_id == result.clause else "pass"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from .load import type_of
-from .model import Clause, Version
+from .model import Clause, Range, Version
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,41 @@ def argmin(data: np.ndarray, axis: int, *, keepdims: bool = True, last: bool = F
     return np.expand_dims(result, axis) if keepdims else result
 
 
+@lru_cache(maxsize=256)
+def _bounds(accepted: Range, rank: int) -> tuple[int, int]:
+    return accepted.bounds(rank)  # cached: the bound expressions are parsed on every call
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Per-version facts every judgement asks for, computed once (the spec objects are immutable)."""
+
+    version: Version  # held so the id-keyed cache entry cannot outlive its version
+    conditional: dict[str, tuple[Clause, ...]]  # undefined and rejection clauses with a condition
+    ties: dict[int, str]  # select_last_index value -> tie rule
+
+
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(version: Version) -> _Plan:
+    plan = _PLANS.get(id(version))
+    if plan is None or plan.version is not version:
+        values = version.attributes["select_last_index"].values if "select_last_index" in version.attributes else ()
+        plan = _Plan(version, {kind: tuple(c for c in version.of_kind(kind) if c.when)
+                               for kind in ("undefined", "rejection")},
+                     {v: version.ties_choice(v) or "any" for v in (0, *(values or ()))})
+        _PLANS[id(version)] = plan
+    return plan
+
+
 def _matches(version: Version, clause: Clause, data: np.ndarray, attrs: Mapping[str, int]) -> bool:
     (condition, value), = clause.when.items()
     rank = data.ndim
     axis = attrs.get("axis")
     axis_attribute = version.attributes.get("axis")
     if condition.startswith("axis_"):
-        low, high = axis_attribute.range.bounds(rank)
+        low, high = _bounds(axis_attribute.range, rank)
         below, above = axis < low, axis > high
         return {"axis_above_range": above, "axis_below_range": below, "axis_outside_range": below or above}[condition]
     if condition == "dtype_outside":
@@ -129,8 +158,8 @@ def classify(version: Version, data: np.ndarray, attributes: Mapping[str, int]) 
     (type outside T, undeclared attribute) is rejected first; otherwise undefined wins over
     rejection: where the standard is silent, no behaviour (not even acceptance) is held against anyone."""
     attrs = {**version.effective(attributes), **attributes}
-    hits = {kind: tuple(c for c in version.of_kind(kind) if c.when and _matches(version, c, data, attrs))
-            for kind in ("undefined", "rejection")}
+    hits = {kind: tuple(c for c in clauses if _matches(version, c, data, attrs))
+            for kind, clauses in _plan(version).conditional.items()}
     if any(_NODE_CONDITIONS.intersection(c.when) for c in hits["rejection"]):
         return "rejection", hits["rejection"]
     for kind in ("undefined", "rejection"):
@@ -147,7 +176,8 @@ def expect(version: Version, data: np.ndarray, attributes: Mapping[str, int]) ->
     attrs = version.effective(attributes)
     axis = attrs["axis"] % data.ndim
     keepdims = bool(attrs["keepdims"])
-    tie_rule = version.ties_choice(attrs.get("select_last_index", 0)) or "any"
+    select_last_index = attrs.get("select_last_index", 0)
+    tie_rule = _plan(version).ties.get(select_last_index) or version.ties_choice(select_last_index) or "any"
     first = argmin(data, axis, keepdims=keepdims) if tie_rule != "last" else None
     last = argmin(data, axis, keepdims=keepdims, last=True) if tie_rule != "first" else None
     return Expectation("semantic", (), axis, keepdims, tie_rule, first, last)
