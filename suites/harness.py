@@ -34,8 +34,10 @@ from .results import CaseResult, CensusRecord, RawRun, RunInfo, census_from_json
 # call seen so far; without it, an implementation that hangs on many inputs would cost
 # --timeout seconds per test and the run would take hours.
 TIMEOUTS_BEFORE_ADAPTING = 3
-# Crashes or timeouts allowed per test before shrinking stops asking the implementation.
+# Crashes or timeouts allowed per test before shrinking stops asking the implementation; once
+# the run has seen FAULTS_BEFORE_THRIFT of them, one per test (the first is recorded, unshrunk).
 FAULTS_PER_TEST = 2
+FAULTS_BEFORE_THRIFT = 6
 
 
 class Nonconformance(AssertionError):
@@ -80,6 +82,7 @@ class Conformance:
         self.results: list[CaseResult] = []
         self.census: list[CensusRecord] = []
         self.timeouts = 0
+        self.faults = 0  # crashes and timeouts in the whole run
         self.slowest_ok = 0.0
         self.state: _TestState | None = None
         self.test_id = ""
@@ -109,13 +112,17 @@ class Conformance:
         key = _key(case)
         reply = state.replies.get(key)
         if reply is None:
-            if state.faults >= FAULTS_PER_TEST:
+            if state.faults >= self._faults_allowed():
                 # Shrinking a crash or a hang costs a worker restart or a timeout per try:
                 # stop asking, and let Hypothesis settle on the smallest input it has seen fail.
+                # (A census test has no failure to shrink: it just stops observing.)
+                if state.failure is None:
+                    return
                 hypothesis.reject()
             reply = self.call(case.data, case.version, case.attributes)
             if reply.status in ("crash", "timeout"):
                 state.faults += 1
+                self.faults += 1
                 state.replies[key] = reply
         version = spec.load(case.version)
         judgement = judge(version, case, reply, suite,
@@ -134,6 +141,9 @@ class Conformance:
             self.check(twin, suite)
 
 
+    def _faults_allowed(self) -> int:
+        return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
+
     def end(self) -> None:
         state, self.state = self.state, None
         self.results.extend(state.recorded)
@@ -141,7 +151,7 @@ class Conformance:
         if state.failure is not None:
             result = state.failure.result
             result.counterexample = state.failure.evidence()
-            result.counterexample.minimized = state.faults < FAULTS_PER_TEST
+            result.counterexample.minimized = state.faults < self._faults_allowed()
             self.results.append(result)
 
     def close(self) -> None:
