@@ -3,6 +3,8 @@ from the installed onnx package and turned into Cases for every version where th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -14,18 +16,27 @@ from spec import Version
 from .case import Case
 
 
+@dataclass(frozen=True)
+class OnnxCase:
+    """One ``expect(...)`` call of onnx's ArgMin case definitions."""
+
+    name: str
+    attributes: Mapping[str, int]
+    data: np.ndarray
+    output: np.ndarray  # what onnx expects
+
+
 @cache
-def _captured() -> tuple[tuple[str, np.ndarray, tuple[tuple[str, int], ...]], ...]:
-    """(name, input, attributes) of each case, captured by standing in for the ``expect`` the
-    module calls; numpy's global generator is seeded so the random cases are the same each time."""
+def onnx_cases() -> tuple[OnnxCase, ...]:
+    """Every case, captured by standing in for the ``expect`` the module calls; numpy's global
+    generator is seeded (and restored afterwards) so the random cases are the same each time."""
     captured = []
 
-    def capture(node: onnx.NodeProto, inputs: list[np.ndarray], outputs: list[np.ndarray], name: str) -> None:
-        attributes = tuple((a.name, int(onnx.helper.get_attribute_value(a))) for a in node.attribute)
-        captured.append((name, inputs[0], attributes))
+    def capture(node: onnx.NodeProto, inputs: list, outputs: list, name: str, **_: object) -> None:
+        attributes = {a.name: int(onnx.helper.get_attribute_value(a)) for a in node.attribute}
+        captured.append(OnnxCase(name, attributes, inputs[0], outputs[0]))
 
-    original = onnx_argmin.expect
-    state = np.random.get_state()
+    original, state = onnx_argmin.expect, np.random.get_state()
     onnx_argmin.expect = capture
     try:
         np.random.seed(0)
@@ -41,6 +52,5 @@ def _captured() -> tuple[tuple[str, np.ndarray, tuple[tuple[str, int], ...]], ..
 def onnx_node_cases(version: Version) -> list[Case]:
     """The cases valid at ``version``: those using an attribute the version lacks are left out
     (they exercise no behaviour of it; the rejection suite covers unknown attributes)."""
-    return [Case(version.number, data, dict(attributes), ("suite:onnx-node", f"onnx-case:{name}"))
-            for name, data, attributes in _captured()
-            if all(key in version.attributes for key, _ in attributes)]
+    return [Case(version.number, case.data, dict(case.attributes), ("suite:onnx-node", f"onnx-case:{case.name}"))
+            for case in onnx_cases() if all(key in version.attributes for key in case.attributes)]

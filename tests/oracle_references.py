@@ -6,52 +6,19 @@ oracle. Inputs come from a seeded numpy generator, so every run sees the same ca
 
 from __future__ import annotations
 
-import inspect
 import itertools
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
 
 import ml_dtypes
 import numpy as np
 import onnx
-import onnx.backend.test.case.node.argmin as onnx_argmin_cases
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import spec
 
-
-@dataclass(frozen=True)
-class BackendCase:
-    """One ``expect(...)`` call of onnx's ArgMin case definitions."""
-
-    name: str
-    attributes: Mapping[str, int]
-    data: np.ndarray
-    output: np.ndarray
-
-
-@cache
-def backend_cases(seed: int = 0) -> tuple[BackendCase, ...]:
-    """Every ArgMin case onnx defines, captured by standing in for the ``expect`` its module calls."""
-    captured: list[BackendCase] = []
-
-    def capture(node: onnx.NodeProto, inputs: list, outputs: list, name: str, **_: object) -> None:
-        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        captured.append(BackendCase(name, attributes, inputs[0], outputs[0]))
-
-    original, state = onnx_argmin_cases.expect, np.random.get_state()
-    onnx_argmin_cases.expect = capture
-    try:
-        np.random.seed(seed)  # the "random" cases draw from numpy's global generator
-        for name, export in inspect.getmembers(onnx_argmin_cases.ArgMin, inspect.isfunction):
-            if name.startswith("export"):
-                export()
-    finally:
-        onnx_argmin_cases.expect = original
-        np.random.set_state(state)
-    return tuple(captured)
+# (a) is generators.onnx_cases.onnx_cases(): the suite's fixed vectors and these tests share one capture.
 
 
 @cache

@@ -14,10 +14,9 @@ import pytest
 
 import spec
 import spec.oracle
+from generators.onnx_cases import OnnxCase, onnx_cases
 from spec.oracle import argmin, classify, expect, verify
 from tests.oracle_references import (
-    BackendCase,
-    backend_cases,
     generated_inputs,
     long_axis_inputs,
     reference_evaluator,
@@ -65,9 +64,9 @@ def _check_against_references(version: spec.Version, data: np.ndarray,
 # --- (a) ONNX's own backend cases ----------------------------------------------------------------
 
 @pytest.mark.parametrize(("case", "number"), [
-    pytest.param(case, number, id=f"{case.name}-v{number}") for case in backend_cases() for number in VERSIONS
+    pytest.param(case, number, id=f"{case.name}-v{number}") for case in onnx_cases() for number in VERSIONS
 ])
-def test_onnx_backend_case(case: BackendCase, number: int) -> None:
+def test_onnx_backend_case(case: OnnxCase, number: int) -> None:
     version = spec.load(number)
     kind, clauses = classify(version, case.data, case.attributes)
     ids = tuple(c.id for c in clauses)
@@ -88,7 +87,7 @@ def test_onnx_backend_case(case: BackendCase, number: int) -> None:
 
 
 def test_backend_cases_are_all_there() -> None:
-    cases = backend_cases()
+    cases = onnx_cases()
     assert len(cases) == 16 and len({c.name for c in cases}) == 16
     assert sum("select_last_index" in c.attributes for c in cases) == 8
 
