@@ -14,6 +14,9 @@ from suites import harness
 from suites.options import validate
 from suites.verdict import CONFORMANT, verdicts
 
+# An index kept in 16 bits goes negative past 32,767 (out of range, C4) and wraps back into range
+# past 65,535 (a wrong index, C5): which one the search lands on first depends on the axis length.
+SAME_BUG = {"index-int16": {"C4", "C5"}}
 IN_PROCESS = [e for e in zoo.ENTRIES if e.bug_class not in zoo.registry.FAULT_CLASSES]
 FAULTY = [e for e in zoo.ENTRIES if e.bug_class in zoo.registry.FAULT_CLASSES]
 
@@ -33,8 +36,9 @@ def test_zoo_entry_is_judged_as_its_docstring_says(entry: zoo.Entry) -> None:
     for version, clause in entry.violates.items():
         failing = {r.clause for r in run.results if r.version == version and r.outcome != "pass"
                    and r.kind != "undefined"}
-        assert clause in failing, f"{entry.name} at v{version}: caught by {sorted(failing)}, not {clause}"
-        failure = next(r for r in run.results if r.version == version and r.clause == clause and r.outcome != "pass")
+        accepted = SAME_BUG.get(entry.name, {clause})
+        assert accepted & failing, f"{entry.name} at v{version}: caught by {sorted(failing)}, not {clause}"
+        failure = next(r for r in run.results if r.version == version and r.clause in accepted and r.outcome != "pass")
         assert failure.counterexample is not None and failure.counterexample.input.values is not None
 
 

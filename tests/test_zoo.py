@@ -116,8 +116,11 @@ def test_entry_lookup() -> None:
 
 
 def test_zoo_does_not_import_the_spec_or_the_suite() -> None:
-    """The zoo plays third-party code: it may not peek at the oracle or the spec files."""
+    """The zoo plays third-party code: it may not peek at the oracle or the spec files.
+    (adequacy.py is not an implementation: it scores the zoo with the suite.)"""
     for path in (ROOT / "zoo").glob("*.py"):
+        if path.name == "adequacy.py":
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 roots = [alias.name.split(".")[0] for alias in node.names]
