@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,19 @@ def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) 
     raw = json.loads((tmp_path / "raw.json").read_text(encoding="utf-8"))
     assert raw["info"]["complete"]
     assert {r["outcome"] for r in raw["results"]} & {"crash", "timeout"}
+
+
+def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "suites", "--impl", "zoo.faulty:hang_on_rank4", "--timeout", "30",
+                                "--report-dir", str(tmp_path), *QUICK], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    raw = tmp_path / "raw.json"
+    time.sleep(10)  # let the run get under way: its first tests finish within seconds
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stdout[-2000:] + stderr[-2000:]
+    document = json.loads(raw.read_text(encoding="utf-8"))
+    assert document["info"]["complete"] is False
+    assert document["results"], "the cases judged before the interrupt were lost"
+    assert (tmp_path / "report.html").exists()
