@@ -120,7 +120,7 @@ def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
                                 "--report-dir", str(tmp_path), *QUICK], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     raw = tmp_path / "raw.json"
-    time.sleep(10)  # let the run get under way: its first tests finish within seconds
+    time.sleep(15)  # let the run get under way: its first tests finish within seconds
     assert process.poll() is None, "the run ended before it could be interrupted"
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
