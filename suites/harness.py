@@ -14,7 +14,7 @@ import os
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -287,8 +287,6 @@ def choose_seed(settings: Settings) -> Settings:
     """A run without --seed still gets one, so its report says how to reproduce it."""
     if settings.seed is not None or settings.profile == "certify":
         return settings
-    from dataclasses import replace
-
     return replace(settings, seed=int(os.environ.get("ARGMIN_SEED") or random.SystemRandom().randrange(2**31)))
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import spec
+from generators import profiles
 
 from .plugins import UsageError, resolve
 
@@ -49,8 +50,6 @@ def _split(text: str) -> list[str]:
 def validate(values: dict[str, str | None]) -> Settings:
     """Settings from raw option values (keys as dest names: impl, versions, ...); raises
     UsageError or spec.SpecError, each with one line naming the problem and the fix."""
-    from generators import profiles
-
     known = spec.versions()
     versions = known
     if values.get("versions"):
