@@ -3,18 +3,21 @@
 
 Run from the checkout: ``python benchmarks/bench_generation.py`` (``--help`` for options).
 Each checked case = Hypothesis generation + a call of an in-process numpy ArgMin +
-``spec.oracle.expect`` + ``spec.oracle.verify``. Two baselines, both drawing the array with
-``arrays(dtype, shape)`` from ``from_dtype`` elements and axis/attributes with ``st.integers``:
+``spec.oracle.expect`` + ``spec.oracle.verify``; every test checks the same number of cases.
 
-- same-shapes: the shape comes from the generators' own shape choices (same ranks, long axes,
-  zero-size dimensions), so both sides build tensors of the same sizes;
-- small-shapes: the conventional ``array_shapes(min_dims=1, max_dims=8, max_side=4)``, which
-  favours the baseline (its tensors are far smaller than ours).
+- ours: what the suites run, ``batched(semantic_cases(...))``: ``BATCH`` independent cases per
+  Hypothesis example. It is also measured with one case per example, to show what batching adds.
+- Two baselines draw one array per example with ``arrays(dtype, shape)`` from ``from_dtype``
+  elements, and axis and attributes with ``st.integers``. same-shapes: the shape comes from the
+  generators' own shape choices (same ranks, long axes, zero-size dimensions), so both sides
+  build tensors of the same sizes. small-shapes: the conventional
+  ``array_shapes(min_dims=1, max_dims=8, max_side=4)``, which favours the baseline (its tensors
+  are far smaller than ours).
 
 Prints the median cases/s (of this process's CPU time, so other load on the machine does not
 skew the figures) of each over the repetitions, and the ratios. It also measures the
 Hypothesis floor (a test drawing one byte string and doing nothing): that per-example engine
-cost is paid by both sides alike and bounds every ratio, so the cost above it is printed too."""
+cost bounds every one-case-per-example rate, and is what batching spreads."""
 
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ from hypothesis.extra import numpy as hnp
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import spec  # the checkout is not installed: see README
-from generators import semantic_cases
+from generators import BATCH, Case, batched, semantic_cases
 from generators.build import SIZE, empty_inputs_defined, layout
 from spec.oracle import expect, verify
 
@@ -87,8 +90,9 @@ def baseline(version: spec.Version, tensor_type: spec.TensorType, shapes: str) -
     return case()
 
 
-def run(strategy: st.SearchStrategy, body: Callable, examples: int, rep: int) -> float:
-    """Checked cases per second of one Hypothesis test."""
+def run(strategy: st.SearchStrategy, body: Callable[[object], int], examples: int, rep: int) -> float:
+    """Checked cases per second of one Hypothesis test; ``body`` checks a drawn example and
+    returns how many cases it held."""
     count = 0
 
     @seed(rep)
@@ -97,57 +101,67 @@ def run(strategy: st.SearchStrategy, body: Callable, examples: int, rep: int) ->
     @given(strategy)
     def test(drawn: object) -> None:
         nonlocal count
-        body(drawn)
-        count += 1
+        count += body(drawn)
 
     start = time.process_time()  # CPU time: other load on a shared machine does not skew it
     test()
     return count / (time.process_time() - start)
 
 
-def measure(versions: list[spec.Version], kind: str, examples: int, rep: int) -> float:
+def check_batch(drawn: tuple[Case, ...]) -> int:
+    for case in drawn:
+        check(spec.load(case.version), case.data, case.attributes)
+    return len(drawn)
+
+
+def measure(versions: list[spec.Version], kind: str, cases: int, rep: int) -> float:
     """Cases per second over every (version, dtype) pair, one Hypothesis test per pair."""
     rates = []
     for version in versions:
         for tensor_type in version.types:
+            ours = semantic_cases(version, tensor_type.name)
             if kind == "floor":
-                rates.append(run(st.binary(min_size=SIZE, max_size=SIZE), lambda raw: None, examples, rep))
+                rates.append(run(st.binary(min_size=SIZE, max_size=SIZE), lambda raw: 1, cases, rep))
             elif kind == "ours":
-                rates.append(run(semantic_cases(version, tensor_type.name),
-                                 lambda case, v=version: check(v, case.data, case.attributes), examples, rep))
+                rates.append(run(batched(ours), check_batch, cases // BATCH, rep))
+            elif kind == "single":
+                rates.append(run(ours, lambda case: check_batch((case,)), cases, rep))
             else:
                 rates.append(run(baseline(version, tensor_type, kind),
-                                 lambda drawn, v=version: check(v, *drawn), examples, rep))
+                                 lambda drawn, v=version: check(v, *drawn) or 1, cases, rep))
     return len(rates) / sum(1 / r for r in rates)  # cases/s over the whole sweep
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--versions", default="13", help="comma-separated ArgMin versions (default 13)")
-    parser.add_argument("--examples", type=int, default=100, help="examples per (version, dtype) test")
+    parser.add_argument("--cases", type=int, default=100, help="cases per (version, dtype) test")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions; medians are printed")
     args = parser.parse_args()
     try:
         versions = [spec.load(int(v)) for v in args.versions.split(",")]
     except (ValueError, spec.SpecError) as exc:
         parser.error(f"--versions {args.versions!r}: {exc}")
-    results: dict[str, list[float]] = {"floor": [], "ours": [], "same": [], "small": []}
+    if args.cases < BATCH:
+        parser.error(f"--cases {args.cases}: at least {BATCH}, one batch")
+    results: dict[str, list[float]] = {"floor": [], "ours": [], "single": [], "same": [], "small": []}
     for rep in range(args.repeat):
         for kind, rates in results.items():
-            rates.append(measure(versions, kind, args.examples, rep))
+            rates.append(measure(versions, kind, args.cases, rep))
     medians = {kind: statistics.median(rates) for kind, rates in results.items()}
     types = sorted({t.name for v in versions for t in v.types})
-    print(f"versions {args.versions}; {len(types)} dtypes; {args.examples} examples per test; "
+    print(f"versions {args.versions}; {len(types)} dtypes; {args.cases} cases per test; "
           f"medians of {args.repeat} repetitions (checked cases per second)")
     ms = {kind: 1e3 / rate for kind, rate in medians.items()}
-    rows = (("generators.semantic_cases", "ours"), ("arrays() baseline, same shapes", "same"),
-            ("arrays() baseline, small shapes", "small"))
+    rows = ((f"ours, {BATCH} cases per example (suites)", "ours"), ("ours, 1 case per example", "single"),
+            ("arrays() baseline, same shapes", "same"), ("arrays() baseline, small shapes", "small"))
     for label, kind in rows:
         ratio = "" if kind == "ours" else f"   ours / this = {medians['ours'] / medians[kind]:.1f}x"
-        print(f"  {label:34s}{medians[kind]:9.0f}/s  {ms[kind]:6.3f} ms/case{ratio}")
-    print(f"  Hypothesis floor (one draw, empty test body): {ms['floor']:.3f} ms/example. Above it, a case costs "
-          f"{ms['ours'] - ms['floor']:.3f} ms here and {ms['same'] - ms['floor']:.3f} ms in the same-shapes "
-          f"baseline ({(ms['same'] - ms['floor']) / (ms['ours'] - ms['floor']):.1f}x)")
+        print(f"  {label:36s}{medians[kind]:9.0f}/s  {ms[kind]:6.3f} ms/case{ratio}")
+    print(f"  Hypothesis floor (one draw, empty test body): {ms['floor']:.3f} ms/example. Above it, a case "
+          f"costs {ms['single'] - ms['floor']:.3f} ms with one case per example and {ms['same'] - ms['floor']:.3f} ms "
+          f"in the same-shapes baseline ({(ms['same'] - ms['floor']) / (ms['single'] - ms['floor']):.1f}x)")
+
 
 if __name__ == "__main__":
     main()

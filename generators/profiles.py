@@ -4,7 +4,10 @@ only on the seed, for certification packages).
 
 Every profile sets ``deadline=None``: the suites enforce their own timeouts, and a long reduced
 axis legitimately takes longer than a short one. The size and speed health checks are
-suppressed because long axes are deliberate, and the strategies never filter."""
+suppressed because long axes are deliberate, and the strategies never filter.
+
+Budgets (``CASES``) are counted in cases per test. The suites draw ``BATCH`` cases per
+Hypothesis example (see ``strategies.batched``), so ``max_examples`` is the budget divided by it."""
 
 from __future__ import annotations
 
@@ -12,17 +15,19 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from .strategies import BATCH
+
 PROFILES = ("quick", "standard", "certify")
 ENV = "ARGMIN_PROFILE"
 _SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much)
-_EXAMPLES = {"quick": 30, "standard": 200, "certify": 2000}
+CASES = {"quick": 32, "standard": 200, "certify": 2000}
 
 
 def register() -> None:
     """Register the three profiles with Hypothesis (idempotent)."""
     for name in PROFILES:
         extra = {"derandomize": True, "database": None} if name == "certify" else {}
-        settings.register_profile(name, max_examples=_EXAMPLES[name], deadline=None,
+        settings.register_profile(name, max_examples=CASES[name] // BATCH, deadline=None,
                                   suppress_health_check=_SUPPRESSED, **extra)
 
 

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 import spec
-from generators import Case, profiles, rejection_cases, semantic_cases, undefined_cases
+from generators import BATCH, Case, batched, profiles, rejection_cases, semantic_cases, undefined_cases
 from spec.oracle import classify, expect, verify
 
 VERSIONS = {n: spec.load(n) for n in spec.versions()}
 profiles.register()
-QUICK = settings.get_profile("quick").max_examples
+QUICK = settings.get_profile("quick").max_examples  # Hypothesis examples of BATCH cases each
 Impl = Callable[..., np.ndarray]
 
 
@@ -188,19 +188,25 @@ def misbehaves(impl: Impl, version: spec.Version, case: Case) -> bool:
     return verify(version, expectation, case.data, actual) is not None
 
 
+def first_misbehaving(impl: Impl, version: spec.Version, cases: tuple[Case, ...]) -> Case | None:
+    return next((case for case in cases if misbehaves(impl, version, case)), None)
+
+
 def hunt(impl: Impl, pairs: Iterable[tuple[int, str]], examples: int = QUICK) -> Case | None:
-    """Runs one search of ``examples`` cases per (version, dtype), as the semantic suite does,
+    """Runs one search of ``examples`` batches per (version, dtype), as the semantic suite does,
     each seeded from its pair (fixed, but not the same stream for every type); the first
     misbehaving case, unshrunk, or None."""
     for number, dtype in pairs:
         version = VERSIONS[number]
         try:
-            return find(semantic_cases(version, dtype), lambda c, v=version: misbehaves(impl, v, c),
-                        settings=settings(max_examples=examples, database=None, deadline=None,
-                                          phases=[Phase.generate], suppress_health_check=list(HealthCheck)),
-                        random=Random(f"{number}:{dtype}"))
+            cases = find(batched(semantic_cases(version, dtype)),
+                         lambda cases, v=version: first_misbehaving(impl, v, cases) is not None,
+                         settings=settings(max_examples=examples, database=None, deadline=None,
+                                           phases=[Phase.generate], suppress_health_check=list(HealthCheck)),
+                         random=Random(f"{number}:{dtype}"))
         except NoSuchExample:
             continue
+        return first_misbehaving(impl, version, cases)
     return None
 
 
@@ -234,7 +240,8 @@ BUGS: dict[str, tuple[Callable[[], Impl], list[tuple[int, str]]]] = {
 @pytest.mark.parametrize("bug", BUGS)
 def test_each_bug_class_is_found_within_the_quick_budget(bug: str) -> None:
     make, pairs = BUGS[bug]
-    assert hunt(make(), pairs) is not None, f"{bug}: no misbehaving case in {QUICK} examples per (version, dtype)"
+    found = hunt(make(), pairs)
+    assert found is not None, f"{bug}: no misbehaving case in {QUICK} batches of {BATCH} per (version, dtype)"
 
 
 def test_a_correct_implementation_is_never_flagged() -> None:
@@ -246,9 +253,12 @@ def test_a_correct_implementation_is_never_flagged() -> None:
 # --- shrinking ----------------------------------------------------------------------------------
 
 def shrunk(impl: Impl, version: spec.Version, dtype: str, examples: int) -> Case:
-    return find(semantic_cases(version, dtype), lambda c: misbehaves(impl, version, c),
-                settings=settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-                                  suppress_health_check=list(HealthCheck)))
+    """The misbehaving case of the smallest failing batch, as the suites report it."""
+    cases = find(batched(semantic_cases(version, dtype)),
+                 lambda cases: first_misbehaving(impl, version, cases) is not None,
+                 settings=settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+                                   suppress_health_check=list(HealthCheck)))
+    return first_misbehaving(impl, version, cases)
 
 
 def test_a_bug_needing_one_tie_shrinks_to_a_handful_of_elements() -> None:
@@ -257,7 +267,7 @@ def test_a_bug_needing_one_tie_shrinks_to_a_handful_of_elements() -> None:
 
 
 def test_a_bug_needing_a_long_axis_shrinks_to_just_past_the_block() -> None:
-    case = shrunk(blocked, VERSIONS[13], "int32", 300)
+    case = shrunk(blocked, VERSIONS[13], "int32", 300 // BATCH)
     axis = case.attributes.get("axis", VERSIONS[13].attributes["axis"].default) % case.data.ndim
     n = case.data.shape[axis]
     assert 4096 < n <= 4096 + 8 and case.data.size == n, f"reduced axis {n}, shape {case.data.shape}"
@@ -400,6 +410,14 @@ def test_same_seed_same_cases() -> None:
         assert _fingerprint(sample(make(), 40)) == _fingerprint(sample(make(), 40))
 
 
+def test_a_batch_holds_independent_cases() -> None:
+    """Each case of a batch is its own draw: a batch is not one case repeated."""
+    batches = sample(batched(semantic_cases(VERSIONS[13], "float")), 20)
+    assert all(len(cases) == BATCH for cases in batches)
+    distinct = [len({repr(mark) for mark in _fingerprint(list(cases))}) for cases in batches]
+    assert sum(n == BATCH for n in distinct) >= len(batches) // 2, distinct
+
+
 def test_an_unknown_type_is_a_one_line_error() -> None:
     with pytest.raises(spec.SpecError, match=r"'bfloat16' is not in ArgMin-12's T; choose one of .*float16"):
         semantic_cases(VERSIONS[12], "bfloat16")
@@ -411,6 +429,7 @@ def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
     assert profiles.PROFILES == ("quick", "standard", "certify")
     budgets = [profiles.load(name).max_examples for name in profiles.PROFILES]
     assert budgets == sorted(budgets) and budgets[0] <= 50
+    assert budgets == [profiles.CASES[name] // BATCH for name in profiles.PROFILES]  # budgets count cases
     certify = profiles.load("certify")
     assert certify.derandomize and certify.database is None
     assert all(profiles.load(name).deadline is None for name in profiles.PROFILES)
