@@ -62,6 +62,12 @@ def _twin(case: Case, key: str) -> Case | None:
     return Case(case.version, data, case.attributes, (*case.tags, "state:twin"), case.intent)
 
 
+@dataclass(frozen=True)
+class _Failure:
+    judgement: Judgement
+    message: str  # what Hypothesis prints
+
+
 @dataclass
 class _TestState:
     """Bookkeeping of one Hypothesis test (one version and dtype of one suite)."""
@@ -69,7 +75,7 @@ class _TestState:
     recorded: list[CaseResult] = field(default_factory=list)
     census: list[CensusRecord] = field(default_factory=list)
     failure: Judgement | None = None  # the latest failing judgement: after shrinking, the smallest
-    replies: dict[str, Reply] = field(default_factory=dict)
+    settled: dict[str, _Failure | None] = field(default_factory=dict)  # input key -> its failure, if any
     faults: int = 0
 
 
@@ -107,40 +113,47 @@ class Conformance:
         self.state, self.test_id = _TestState(), test_id
 
     def check(self, case: Case, suite: str) -> None:
-        """Judge one case; raise Nonconformance when the implementation got it wrong."""
+        """Judge one case (and its twin); raise Nonconformance when the implementation got it wrong."""
+        failure = self._settle(case, suite)
+        if failure is not None:
+            self.state.failure = failure.judgement
+            raise Nonconformance(failure.message)
+
+    def _settle(self, case: Case, suite: str) -> _Failure | None:
+        """The failure of ``case`` or of its twin, else None. Each input is judged once per test:
+        shrinking replays whole batches, and the cases that pass in them are not asked again."""
         state = self.state
         key = _key(case)
-        reply = state.replies.get(key)
-        if reply is None:
-            if state.faults >= self._faults_allowed():
-                # Shrinking a crash or a hang costs a worker restart or a timeout per try:
-                # stop asking, and let Hypothesis settle on the smallest input it has seen fail.
-                # (A census test has no failure to shrink: it just stops observing.)
-                if state.failure is None:
-                    return
-                hypothesis.reject()
-            reply = self.call(case.data, case.version, case.attributes)
-            # Kept for the replay of the shrunk batch: its cases that pass are asked again too,
-            # and after too many faults a case not asked before is rejected.
-            state.replies[key] = reply
-            if reply.status in ("crash", "timeout"):
-                state.faults += 1
-                self.faults += 1
+        if key in state.settled:
+            return state.settled[key]
+        if state.faults >= self._faults_allowed():
+            # Shrinking a crash or a hang costs a worker restart or a timeout per try:
+            # stop asking, and let Hypothesis settle on the smallest input it has seen fail.
+            # (A census test has no failure to shrink: it just stops observing.)
+            if state.failure is None:
+                return None
+            hypothesis.reject()
+        reply = self.call(case.data, case.version, case.attributes)
+        if reply.status in ("crash", "timeout"):
+            state.faults += 1
+            self.faults += 1
         version = spec.load(case.version)
         judgement = judge(version, case, reply, suite,
                           lambda data, attributes: self.call(data, case.version, attributes))
         judgement.result.test = self.test_id
+        failure = None
         if judgement.failed:
-            state.failure = judgement
-            raise Nonconformance(f"[{judgement.result.clause}] {judgement.result.outcome} on {case.dtype_name}"
-                                 f"{list(case.data.shape)} with {dict(case.attributes)}")
-        if state.failure is None:
-            state.recorded.append(judgement.result)
-            state.census.extend(judgement.census)
-        twin = _twin(case, key)
-        if twin is not None and judgement.result.kind == "semantic":
-            self.check(twin, suite)
-
+            failure = _Failure(judgement, f"[{judgement.result.clause}] {judgement.result.outcome} on "
+                                          f"{case.dtype_name}{list(case.data.shape)} with {dict(case.attributes)}")
+        else:
+            if state.failure is None:
+                state.recorded.append(judgement.result)
+                state.census.extend(judgement.census)
+            twin = _twin(case, key)
+            if twin is not None and judgement.result.kind == "semantic":
+                failure = self._settle(twin, suite)
+        state.settled[key] = failure
+        return failure
 
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1

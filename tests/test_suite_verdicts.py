@@ -12,6 +12,7 @@ import zoo
 from generators import profiles
 from suites import harness
 from suites.options import validate
+from suites.results import CENSUS
 from suites.verdict import CONFORMANT, verdicts
 
 # An index kept in 16 bits goes negative past 32,767 (out of range, C4) and wraps back into range
@@ -70,3 +71,22 @@ def test_tie_census_at_v1_records_the_choice() -> None:
     _, run = _run("zoo.correct:python_loop", versions="1", dtypes="int32")
     ties = [record for record in run.census if record.topic == "C6"]
     assert ties and all(record.fits == ["last"] for record in ties)
+
+
+def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches repeat inputs (the simplest input fills the first batch; shrinking replays whole
+    batches): the implementation is asked each distinct input once per test, and every answer
+    it gave is recorded once."""
+    asked: list[tuple[str, str]] = []
+    call = harness.Conformance.call
+
+    def counting(self: harness.Conformance, data, opset, attributes):
+        asked.append((self.test_id, harness._key(harness.Case(opset, data, attributes, (), ""))))
+        return call(self, data, opset, attributes)
+
+    monkeypatch.setattr(harness.Conformance, "call", counting)
+    _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float,int8")
+    assert len(asked) == len(set(asked)), "an input was asked twice in one test"
+    assert len(run.results) == len(asked)
+    # a correct implementation: nothing failed, so nothing was shrunk, and every call was a case
+    assert all(r.outcome in ("pass", CENSUS) for r in run.results)
