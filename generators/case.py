@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -30,6 +31,13 @@ class Case:
     def dtype_name(self) -> str:
         tensor_type = type_of(self.data.dtype)
         return tensor_type.name if tensor_type else str(self.data.dtype)
+
+    def key(self) -> str:
+        """A digest of the input (version, dtype, shape, values, attributes set): equal inputs,
+        equal keys, whatever the tags."""
+        digest = hashlib.sha1(self.data.dtype.str.encode() + repr(self.data.shape).encode() + self.data.tobytes())
+        digest.update(repr(sorted(self.attributes.items())).encode() + str(self.version).encode())
+        return digest.hexdigest()
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(repr(self))  # Hypothesis' printer would otherwise spell out every field

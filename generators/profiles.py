@@ -7,7 +7,7 @@ axis legitimately takes longer than a short one. The size and speed health check
 suppressed because long axes are deliberate, and the strategies never filter.
 
 Budgets (``CASES``) are counted in cases per test. The suites draw ``BATCH`` cases per
-Hypothesis example (see ``strategies.batched``), so ``max_examples`` is the budget divided by it."""
+Hypothesis example (see ``strategies._decoded``), so ``max_examples`` is the budget divided by it."""
 
 from __future__ import annotations
 

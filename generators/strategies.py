@@ -31,6 +31,8 @@ heatmap from these keys, so they are stable:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -63,28 +65,32 @@ def _case(version: Version, d: Draft, intent: str, extra: list[str]) -> Case:
     return Case(version.number, d.data, d.attributes, tuple(d.tags + extra), intent)
 
 
-def _bytes(size: int = SIZE) -> st.SearchStrategy[bytes]:
-    return st.binary(min_size=size, max_size=size)
+BATCH = 4  # cases per Hypothesis example in the suites (see _decoded)
 
 
-BATCH = 4  # cases per Hypothesis example (see batched)
+def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st.SearchStrategy:
+    """Cases built from fixed-size byte draws: one Case per example, or with ``batch`` a tuple
+    of that many independent cases per example. Hypothesis charges about 0.35 ms per example
+    whatever it draws, more than building and judging one of our cases, so a batch pays it once
+    for all. The batch is one draw cut into pieces, not one draw per case: Hypothesis copies
+    draws of the same strategy onto each other to make duplicates, which would leave most cases
+    of a batch equal. Shrinking still works case by case: the shrinker lowers bytes, those of the
+    cases that pass fall to zero (the simplest input) and the failing piece shrinks as if alone."""
+    if batch is None:
+        return st.binary(min_size=size, max_size=size).map(build)
+    if batch < 1:
+        raise ValueError(f"batch={batch}: a batch holds at least one case")
+    return st.binary(min_size=size * batch, max_size=size * batch).map(
+        lambda raw: tuple(build(raw[start:start + size]) for start in range(0, size * batch, size)))
 
 
-def batched(cases: st.SearchStrategy[Case], size: int = BATCH) -> st.SearchStrategy[tuple[Case, ...]]:
-    """``size`` independent cases per Hypothesis example. Hypothesis charges about 0.35 ms per
-    example whatever it draws, more than building and judging one of our cases, so a batch
-    pays it once for all. Each case is its own draw, so the shrinker minimises each alone: the
-    cases that pass fall to the simplest input and the failing one shrinks as if it were alone."""
-    return st.tuples(*[cases] * size)
-
-
-def semantic_cases(version: Version, dtype: str) -> st.SearchStrategy[Case]:
+def semantic_cases(version: Version, dtype: str, *, batch: int | None = None) -> st.SearchStrategy:
     """Valid inputs of one type: the oracle classifies every one as semantic. They never read
     the family-specific extras (the last region), so they do not draw it: Hypothesis charges
-    per drawn byte."""
+    per drawn byte. ``batch``: see ``_decoded``."""
     tensor_type, zero_dims = _type(version, dtype), empty_inputs_defined(version)
-    return _bytes(SIZE - REGIONS[-1]).map(
-        lambda raw: _case(version, draft(version, tensor_type, raw, zero_dims=zero_dims), "semantic", []))
+    return _decoded(SIZE - REGIONS[-1], lambda raw: _case(
+        version, draft(version, tensor_type, raw, zero_dims=zero_dims), "semantic", []), batch)
 
 
 # --- rejection --------------------------------------------------------------------------------
@@ -146,9 +152,10 @@ def _known(version: Version, kind: str, known: tuple[str, ...]) -> tuple[Clause,
     return clauses
 
 
-def rejection_cases(version: Version, clause_id: str | None = None) -> st.SearchStrategy[Case]:
+def rejection_cases(version: Version, clause_id: str | None = None, *,
+                    batch: int | None = None) -> st.SearchStrategy:
     """Inputs the version must reject, each tagged with the clause it targets (only
-    ``clause_id``'s inputs when given)."""
+    ``clause_id``'s inputs when given). ``batch``: see ``_decoded``."""
     clauses = _known(version, "rejection", REJECTION_CONDITIONS)
     if clause_id is not None:
         clauses = tuple(c for c in clauses if c.id == clause_id)
@@ -161,7 +168,7 @@ def rejection_cases(version: Version, clause_id: str | None = None) -> st.Search
         tags = _reject(version, clause, d, extra)
         return _case(version, d, "rejection", [*tags, f"clause:{clause.id}"])
 
-    return _bytes().map(build)
+    return _decoded(SIZE, build, batch)
 
 
 # --- undefined (census) -----------------------------------------------------------------------
@@ -231,9 +238,10 @@ def _applies(clause: Clause, tensor_type: TensorType) -> bool:
     return _condition(clause) != "contains_nan" or tensor_type.is_float
 
 
-def undefined_cases(version: Version, dtype: str | None = None) -> st.SearchStrategy[Case]:
+def undefined_cases(version: Version, dtype: str | None = None, *,
+                    batch: int | None = None) -> st.SearchStrategy:
     """Census inputs: every undefined clause with a condition, for one type or all of them.
-    With a type that has no NaN the NaN family is simply absent."""
+    With a type that has no NaN the NaN family is simply absent. ``batch``: see ``_decoded``."""
     clauses = _known(version, "undefined", UNDEFINED_CONDITIONS)
     fixed = None if dtype is None else _type(version, dtype)
     menu = tuple(c for c in clauses if fixed is None or _applies(c, fixed))
@@ -246,4 +254,4 @@ def undefined_cases(version: Version, dtype: str | None = None) -> st.SearchStra
         tags = _census(version, clause, d, extra)
         return _case(version, d, "undefined", [*tags, f"topic:{clause.id}"])
 
-    return _bytes().map(build)
+    return _decoded(SIZE, build, batch)

@@ -22,7 +22,7 @@ import hypothesis
 import numpy as np
 
 import spec
-from generators import Case, batched, profiles, rejection_cases, semantic_cases, undefined_cases
+from generators import BATCH, Case, profiles, rejection_cases, semantic_cases, undefined_cases
 from generators.onnx_cases import onnx_node_cases
 
 from .isolation import Reply, Runner
@@ -42,12 +42,6 @@ FAULTS_BEFORE_THRIFT = 6
 
 class Nonconformance(AssertionError):
     """A case the implementation got wrong; Hypothesis shrinks it like any failed assertion."""
-
-
-def _key(case: Case) -> str:
-    digest = hashlib.sha1(case.data.dtype.str.encode() + repr(case.data.shape).encode() + case.data.tobytes())
-    digest.update(repr(sorted(case.attributes.items())).encode() + str(case.version).encode())
-    return digest.hexdigest()
 
 
 def _twin(case: Case, key: str) -> Case | None:
@@ -123,7 +117,7 @@ class Conformance:
         """The failure of ``case`` or of its twin, else None. Each input is judged once per test:
         shrinking replays whole batches, and the cases that pass in them are not asked again."""
         state = self.state
-        key = _key(case)
+        key = case.key()
         if key in state.settled:
             return state.settled[key]
         if state.faults >= self._faults_allowed():
@@ -187,8 +181,7 @@ class Task:
 
 
 def run_test(conformance: Conformance, test_id: str, strategy, task: Task) -> None:
-    """Run one Hypothesis test over ``strategy``, a batch of its cases per example (see
-    ``generators.batched``), with the run's profile and seed."""
+    """Run one Hypothesis test over ``strategy`` (batches of cases) with the run's profile and seed."""
     settings = conformance.settings
 
     profile = profiles.load(settings.profile)
@@ -197,7 +190,7 @@ def run_test(conformance: Conformance, test_id: str, strategy, task: Task) -> No
     phases = [phase for phase in profile.phases if phase is not hypothesis.Phase.explain]
 
     @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases)
-    @hypothesis.given(cases=batched(strategy))
+    @hypothesis.given(cases=strategy)
     def test(cases: tuple[Case, ...]) -> None:
         for case in cases:
             conformance.check(case, task.suite)
@@ -251,11 +244,11 @@ def run_task(conformance: Conformance, task: Task, test_id: str) -> None:
         run_fixed(conformance, test_id, [c for c in onnx_node_cases(version)
                                          if restriction is None or c.dtype_name in restriction])
     elif task.suite == "property":
-        run_test(conformance, test_id, semantic_cases(version, task.dtype), task)
+        run_test(conformance, test_id, semantic_cases(version, task.dtype, batch=BATCH), task)
     elif task.suite == "rejection":
-        run_test(conformance, test_id, rejection_cases(version, task.clause), task)
+        run_test(conformance, test_id, rejection_cases(version, task.clause, batch=BATCH), task)
     else:
-        run_test(conformance, test_id, undefined_cases(version, task.dtype), task)
+        run_test(conformance, test_id, undefined_cases(version, task.dtype, batch=BATCH), task)
 
 
 SUITES = ("fixed", "property", "rejection", "census")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import zoo
-from generators import profiles
+from generators import Case, profiles
 from suites import harness
 from suites.options import validate
 from suites.results import CENSUS
@@ -81,7 +81,7 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
     call = harness.Conformance.call
 
     def counting(self: harness.Conformance, data, opset, attributes):
-        asked.append((self.test_id, harness._key(harness.Case(opset, data, attributes, (), ""))))
+        asked.append((self.test_id, Case(opset, data, attributes).key()))
         return call(self, data, opset, attributes)
 
     monkeypatch.setattr(harness.Conformance, "call", counting)
