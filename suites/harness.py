@@ -53,6 +53,8 @@ def _twin(case: Case, key: str) -> Case | None:
     data = case.data.copy()
     info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else None
     data.flat[-1] = info.min if info else -np.inf
+    if data.flat[-1] == case.data.flat[-1]:
+        return None  # already the smallest value: the twin would be the case itself
     return Case(case.version, data, case.attributes, (*case.tags, "state:twin"), case.intent)
 
 
