@@ -49,3 +49,16 @@ class Case:
         values = self.data.tolist() if self.data.size <= 64 else f"<{self.data.size} elements>"
         return (f"Case(ArgMin-{self.version}, {self.dtype_name}{list(self.data.shape)}"
                 f"{', ' + attrs if attrs else ''}, data={values!r})")
+
+
+class Batch(tuple):
+    """The cases of one Hypothesis example. Printed with repeats folded: a shrunk batch is
+    mostly the simplest input, which would otherwise fill the falsifying example."""
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def __repr__(self) -> str:
+        shown = dict.fromkeys(map(repr, self))
+        folded = len(self) - len(shown)
+        return f"Batch({', '.join(shown)}{f', and {folded} repeated' if folded else ''})"

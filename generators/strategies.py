@@ -40,7 +40,7 @@ from spec import Clause, SpecError, TensorType, Version, outside_types
 
 from .attributes import declared_anywhere
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
-from .case import Case
+from .case import Batch, Case
 from .choices import Choices, weighted
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
@@ -69,10 +69,10 @@ BATCH = 4  # cases per Hypothesis example in the suites (see _decoded)
 
 
 def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st.SearchStrategy:
-    """Cases built from fixed-size byte draws: one Case per example, or with ``batch`` a tuple
-    of that many independent cases per example. Hypothesis charges about 0.35 ms per example
-    whatever it draws, more than building and judging one of our cases, so a batch pays it once
-    for all. The batch is one draw cut into pieces, not one draw per case: Hypothesis copies
+    """Cases built from fixed-size byte draws: one Case per example, or with ``batch`` a Batch
+    (a tuple) of that many independent cases per example. Hypothesis charges about 0.35 ms per
+    example whatever it draws, more than building and judging one of our cases, so a batch pays
+    it once for all. The batch is one draw cut into pieces, not one draw per case: Hypothesis copies
     draws of the same strategy onto each other to make duplicates, which would leave most cases
     of a batch equal. Shrinking still works case by case: the shrinker lowers bytes, those of the
     cases that pass fall to zero (the simplest input) and the failing piece shrinks as if alone."""
@@ -81,7 +81,7 @@ def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st
     if batch < 1:
         raise ValueError(f"batch={batch}: a batch holds at least one case")
     return st.binary(min_size=size * batch, max_size=size * batch).map(
-        lambda raw: tuple(build(raw[start:start + size]) for start in range(0, size * batch, size)))
+        lambda raw: Batch(build(raw[start:start + size]) for start in range(0, size * batch, size)))
 
 
 def semantic_cases(version: Version, dtype: str, *, batch: int | None = None) -> st.SearchStrategy:

@@ -418,6 +418,8 @@ def test_a_batch_holds_independent_cases() -> None:
     assert all(len(cases) == BATCH for cases in batches)
     keys = [case.key() for cases in batches for case in cases]
     assert len(set(keys)) >= 0.95 * len(keys), f"{len(set(keys))} distinct cases of {len(keys)}"
+    simplest = batches[0]  # Hypothesis tries the simplest input first: one case, four times
+    assert repr(simplest) == f"Batch({simplest[0]!r}, and {BATCH - 1} repeated)"
     with pytest.raises(ValueError, match="batch=0: a batch holds at least one case"):
         semantic_cases(VERSIONS[13], "float", batch=0)
 
