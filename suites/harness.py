@@ -50,11 +50,11 @@ def _twin(case: Case, key: str) -> Case | None:
     implementation that keeps state between calls (a cache keyed on too little) answers stale."""
     if "state:twin" in case.tags or case.data.size < 2 or int(key[:2], 16) % 4:
         return None
+    lowest = case.data.dtype.type(np.iinfo(case.data.dtype).min if case.data.dtype.kind in "iu" else -np.inf)
+    if case.data.flat[-1] == lowest:
+        return None  # the twin would be the case itself
     data = case.data.copy()
-    info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else None
-    data.flat[-1] = info.min if info else -np.inf
-    if data.flat[-1] == case.data.flat[-1]:
-        return None  # already the smallest value: the twin would be the case itself
+    data.flat[-1] = lowest
     return Case(case.version, data, case.attributes, (*case.tags, "state:twin"), case.intent)
 
 
