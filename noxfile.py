@@ -1,7 +1,11 @@
-"""Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests), ``lint`` (ruff)."""
+"""Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
+``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
+(ruff), and ``compare``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 
 import nox
@@ -13,11 +17,37 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 RUNTIME = PYPROJECT["project"]["dependencies"]
 
 
+def _chromium(session: nox.Session) -> None:
+    """The report tests render in a real browser: Debian's headless Chromium, never a downloaded
+    build. Installed here where it is missing and we may (root with apt-get); otherwise one line
+    says what to run."""
+    if shutil.which("chromium") or os.path.exists("/usr/bin/chromium"):
+        return
+    if not (shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0):
+        session.error("the report tests need headless Chromium: run `sudo apt-get install -y chromium` "
+                      "(Debian's package), then run this session again")
+    session.log("installing Debian's chromium package for the browser tests")
+    quiet = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=quiet)
+    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=quiet)
+
+
+def _pytest(session: nox.Session, marks: str) -> None:
+    session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("pytest", "tests", "-n", "auto", "-m", marks, *session.posargs, env={"ARGMIN_PROFILE": "quick"})
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The project's own tests, at the quick Hypothesis profile."""
-    session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("pytest", "tests", "-n", "auto", *session.posargs, env={"ARGMIN_PROFILE": "quick"})
+    """The project's own tests, at the quick Hypothesis profile (the e2e runs are apart)."""
+    _chromium(session)
+    _pytest(session, "not e2e")
+
+
+@nox.session
+def e2e(session: nox.Session) -> None:
+    """The long end-to-end runs: every zoo entry through the whole suite, and adequacy."""
+    _pytest(session, "e2e")
 
 
 @nox.session

@@ -1,8 +1,8 @@
 """The ``nox -s bench`` driver: every speed figure of the project, measured in one run.
 
 Run from the checkout: ``python benchmarks/bench_all.py [--repeat N] [--skip-standard-run]``. Prints
-medians over the repetitions of: end-to-end checked cases per second through suites.harness (one
-property task per dtype of ArgMin-13, profile quick, in-process) for a numpy implementation and for
+medians over the repetitions of: end-to-end checked cases per second through the engine (one
+property task per type of ArgMin-13, profile quick, in-process) for a numpy implementation and for
 onnxruntime, next to the plain ``hypothesis.extra.numpy.arrays`` baseline of bench_generation; the
 per-call overhead of process isolation; the wall time of one standard-profile run against
 onnxruntime (a single run: it takes minutes); and the oracle's cost on 10^7 elements (bench_oracle)."""
@@ -27,27 +27,30 @@ import bench_oracle  # noqa: E402
 import hypothesis.errors  # noqa: E402
 
 import spec  # noqa: E402
+from engine import isolation  # noqa: E402
+from engine.options import validate  # noqa: E402
+from engine.plan import Task  # noqa: E402
+from engine.run import run_task  # noqa: E402
+from engine.session import Nonconformance, Session  # noqa: E402
 from generators import profiles  # noqa: E402
-from suites import harness, isolation  # noqa: E402
-from suites.options import validate  # noqa: E402
 
 VERSION = 13
 IMPLS = {"numpy (zoo.correct:numpy_argmin)": "zoo.correct:numpy_argmin", "onnxruntime": "onnxruntime"}
 
 
 def harness_rate(impl: str) -> float:
-    """Judged cases per second over one property task per dtype of the version, end to end."""
+    """Judged cases per second over one property task per type of the version, end to end."""
     cases, seconds = 0, 0.0
     for name in spec.load(VERSION).type_names:
         settings = validate({"impl": impl, "profile": "quick", "isolation": "none", "seed": "1",
                              "versions": str(VERSION), "dtypes": name})
-        conformance = harness.Conformance(settings)
+        session = Session(settings)
         start = time.perf_counter()
-        with contextlib.suppress(harness.Nonconformance):
-            harness.run_task(conformance, harness.Task("property", VERSION, name), f"bench::{name}")
+        with contextlib.suppress(Nonconformance):
+            run_task(session, Task("property", VERSION, name), f"bench::{name}")
         seconds += time.perf_counter() - start
-        conformance.close()
-        cases += len(conformance.results)
+        session.close()
+        cases += len(session.results)
     return cases / seconds
 
 
@@ -68,15 +71,15 @@ def main() -> int:
         parser.error("--repeat must be at least 1; use e.g. --repeat 3")
     warnings.filterwarnings("ignore", category=hypothesis.errors.HypothesisWarning)
     profiles.register()
-    version = spec.load(VERSION)
+    vspec = spec.load(VERSION)
     rates: dict[str, list[float]] = {label: [] for label in (*IMPLS, "ours", "same")}
     for rep in range(args.repeat):
         for label, impl in IMPLS.items():
             rates[label].append(harness_rate(impl))
         for kind in ("ours", "same"):
-            rates[kind].append(bench_generation.measure([version], kind, 100, rep))
+            rates[kind].append(bench_generation.measure([vspec], kind, 100, rep))
     medians = {label: statistics.median(values) for label, values in rates.items()}
-    print(f"checked cases per second, ArgMin-{VERSION}, all {len(version.type_names)} dtypes, "
+    print(f"checked cases per second, ArgMin-{VERSION}, all {len(vspec.type_names)} types, "
           f"median of {args.repeat}:")
     for label in IMPLS:
         print(f"  suite end to end, {label:32s} {medians[label]:8.0f}/s  "

@@ -57,10 +57,10 @@ def numpy_argmin(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int =
     return np.expand_dims(result, axis % data.ndim) if keepdims else result
 
 
-def check(version: spec.Version, data: np.ndarray, attributes: dict[str, int]) -> None:
-    expectation = expect(version, data, attributes)
+def check(vspec: spec.VersionSpec, data: np.ndarray, attributes: dict[str, int]) -> None:
+    expectation = expect(vspec, data, attributes)
     if expectation.kind == "semantic":
-        verify(version, expectation, data, numpy_argmin(data, opset=version.number, **attributes))
+        verify(vspec, expectation, data, numpy_argmin(data, opset=vspec.version, **attributes))
 
 
 def _elements(tensor_type: spec.TensorType) -> tuple[np.dtype, Callable[[np.ndarray], np.ndarray]]:
@@ -70,13 +70,13 @@ def _elements(tensor_type: spec.TensorType) -> tuple[np.dtype, Callable[[np.ndar
     return tensor_type.dtype, lambda a: a
 
 
-def baseline(version: spec.Version, tensor_type: spec.TensorType, shapes: str) -> st.SearchStrategy:
+def baseline(vspec: spec.VersionSpec, tensor_type: spec.TensorType, shapes: str) -> st.SearchStrategy:
     dtype, cast = _elements(tensor_type)
     elements = hnp.from_dtype(dtype, allow_nan=False) if dtype.kind == "f" else hnp.from_dtype(dtype)
     if shapes == "same":
-        zero_dims = empty_inputs_defined(version)
+        zero_dims = empty_inputs_defined(vspec)
         shape = st.binary(min_size=SIZE, max_size=SIZE).map(
-            lambda raw: layout(version, tensor_type, raw, zero_dims=zero_dims).shape)
+            lambda raw: layout(vspec, tensor_type, raw, zero_dims=zero_dims).shape)
     else:
         shape = hnp.array_shapes(min_dims=1, max_dims=8, min_side=1, max_side=4)
 
@@ -85,9 +85,9 @@ def baseline(version: spec.Version, tensor_type: spec.TensorType, shapes: str) -
         data = cast(draw(shape.flatmap(lambda s: hnp.arrays(dtype, s, elements=elements)), label="data"))
         attributes = {"axis": draw(st.integers(0, data.ndim - 1), label="axis"),
                       "keepdims": draw(st.integers(0, 1), label="keepdims")}
-        if "select_last_index" in version.attributes:
+        if "select_last_index" in vspec.attributes:
             attributes["select_last_index"] = draw(st.integers(0, 1), label="select_last_index")
-        return (Case(version.number, data, attributes),)  # checked as ours are
+        return (Case(vspec.version, data, attributes),)  # checked as ours are
 
     return case()
 
@@ -110,7 +110,7 @@ def run(strategy: st.SearchStrategy, body: Callable[[object], int], examples: in
     return count / (time.process_time() - start)
 
 
-def checker(version: spec.Version) -> Callable[[tuple[Case, ...]], int]:
+def checker(vspec: spec.VersionSpec) -> Callable[[tuple[Case, ...]], int]:
     """Checks the cases of a batch that this test has not met before, as the suites do (the
     simplest input fills the first batch); returns how many it checked."""
     seen: set[str] = set()
@@ -121,33 +121,33 @@ def checker(version: spec.Version) -> Callable[[tuple[Case, ...]], int]:
             key = case.key()
             if key not in seen:
                 seen.add(key)
-                check(version, case.data, case.attributes)
+                check(vspec, case.data, case.attributes)
                 checked += 1
         return checked
 
     return check_batch
 
 
-def measure(versions: list[spec.Version], kind: str, cases: int, rep: int) -> float:
-    """Cases per second over every (version, dtype) pair, one Hypothesis test per pair."""
+def measure(versions: list[spec.VersionSpec], kind: str, cases: int, rep: int) -> float:
+    """Cases per second over every (version, type) pair, one Hypothesis test per pair."""
     rates = []
-    for version in versions:
-        for tensor_type in version.types:
+    for vspec in versions:
+        for tensor_type in vspec.types:
             if kind == "floor":
                 rates.append(run(st.binary(min_size=SIZE, max_size=SIZE), lambda raw: 1, cases, rep))
             elif kind in ("ours", "single"):
                 batch = BATCH if kind == "ours" else 1
-                rates.append(run(semantic_cases(version, tensor_type.name, batch=batch), checker(version),
+                rates.append(run(semantic_cases(vspec, tensor_type.name, batch=batch), checker(vspec),
                                  cases // batch, rep))
             else:
-                rates.append(run(baseline(version, tensor_type, kind), checker(version), cases, rep))
+                rates.append(run(baseline(vspec, tensor_type, kind), checker(vspec), cases, rep))
     return len(rates) / sum(1 / r for r in rates)  # cases/s over the whole sweep
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--versions", default="13", help="comma-separated ArgMin versions (default 13)")
-    parser.add_argument("--cases", type=int, default=100, help="cases per (version, dtype) test")
+    parser.add_argument("--cases", type=int, default=100, help="cases per (version, type) test")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions; medians are printed")
     args = parser.parse_args()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from spec import Attribute, Range, Version, load, versions
+from spec import Attribute, Range, VersionSpec, load, versions
 
 from .choices import Choices, weighted
 
@@ -18,23 +18,23 @@ def _bounds(accepted: Range, rank: int) -> tuple[int, int]:
     return accepted.bounds(rank)  # cached: the bound expressions are parsed on every call
 
 
-_LISTED: dict[int, tuple[Version, tuple[Attribute, ...]]] = {}
+_LISTED: dict[int, tuple[VersionSpec, tuple[Attribute, ...]]] = {}
 
 
-def _listed(version: Version) -> tuple[Attribute, ...]:
+def _listed(vspec: VersionSpec) -> tuple[Attribute, ...]:
     """The attributes with listed values, by name (computed once per version: asked every case)."""
-    hit = _LISTED.get(id(version))
-    if hit is None or hit[0] is not version:
-        chosen = tuple(version.attributes[name] for name in sorted(version.attributes)
-                       if version.attributes[name].values is not None)
-        hit = _LISTED[id(version)] = (version, chosen)
+    hit = _LISTED.get(id(vspec))
+    if hit is None or hit[0] is not vspec:
+        chosen = tuple(vspec.attributes[name] for name in sorted(vspec.attributes)
+                       if vspec.attributes[name].values is not None)
+        hit = _LISTED[id(vspec)] = (vspec, chosen)
     return hit[1]
 
 
-def reduced_axis(version: Version, rank: int, choices: Choices) -> tuple[int, int | None, str]:
+def reduced_axis(vspec: VersionSpec, rank: int, choices: Choices) -> tuple[int, int | None, str]:
     """Two bytes: (the dimension reduced, the axis attribute or None when omitted, the tag value).
     Negative values are drawn only where the spec's range admits them at this rank."""
-    attribute = version.attributes["axis"]
+    attribute = vspec.attributes["axis"]
     low, high = _bounds(attribute.range, rank)
     form, index = choices.pick(AXIS_FORMS), choices.byte() * rank >> 8
     if form == "omitted":
@@ -56,20 +56,20 @@ def listed_value(attribute: Attribute, choices: Choices) -> int | None:
     return others[which * len(others) >> 8]
 
 
-def listed_attributes(version: Version, choices: Choices) -> dict[str, int]:
+def listed_attributes(vspec: VersionSpec, choices: Choices) -> dict[str, int]:
     """Every attribute with listed values (keepdims, select_last_index where declared), two
     bytes each in a fixed order, so adding one never shifts another's bytes."""
     chosen = {}
-    for attribute in _listed(version):
+    for attribute in _listed(vspec):
         value = listed_value(attribute, choices.region(2))
         if value is not None:
             chosen[attribute.name] = value
     return chosen
 
 
-def attribute_tags(version: Version, attributes: dict[str, int]) -> list[str]:
+def attribute_tags(vspec: VersionSpec, attributes: dict[str, int]) -> list[str]:
     """``keepdims:omitted|0|1`` style tags for every listed-value attribute the version declares."""
-    return [f"{a.name}:{attributes.get(a.name, 'omitted')}" for a in _listed(version)]
+    return [f"{a.name}:{attributes.get(a.name, 'omitted')}" for a in _listed(vspec)]
 
 
 def declared_anywhere(name: str) -> Attribute:

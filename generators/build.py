@@ -14,7 +14,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from spec import TensorType, Version
+from spec import TensorType, VersionSpec
 
 from .attributes import attribute_tags, listed_attributes, reduced_axis
 from .choices import Choices, weighted
@@ -71,9 +71,9 @@ def families(tensor_type: TensorType) -> tuple[str, ...]:
     return weighted(*((f, w) for f, w in FAMILY_WEIGHTS if _background_pool(f, pool) is not None))
 
 
-def empty_inputs_defined(version: Version) -> bool:
+def empty_inputs_defined(vspec: VersionSpec) -> bool:
     """False where a rejection or undefined clause covers every empty input (ArgMin-11)."""
-    return not any(c.when and "size" in c.when for c in version.clauses if c.kind != "semantic")
+    return not any(c.when and "size" in c.when for c in vspec.clauses if c.kind != "semantic")
 
 
 @dataclass
@@ -198,18 +198,18 @@ class Layout:
     shape: tuple[int, ...]
 
 
-def layout(version: Version, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
+def layout(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
            classes: tuple[str, ...] = LENGTH_CLASSES) -> Layout:
     """Shape, axis and value family; ``zero_dims``: whether a non-reduced dimension may be zero
     (see ``empty_inputs_defined``)."""
     shape_c, _, value_c, _ = regions(raw)
-    return _layout(version, tensor_type, shape_c, value_c, zero_dims, classes)
+    return _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes)
 
 
-def _layout(version: Version, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
+def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
             classes: tuple[str, ...]) -> Layout:
     rank = shape_c.pick(RANKS)
-    axis, axis_attribute, axis_form = reduced_axis(version, rank, shape_c.region(2))
+    axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2))
     family = value_c.pick(families(tensor_type))
     if family == "far-apart":
         classes = FAR_CLASSES
@@ -220,17 +220,17 @@ def _layout(version: Version, tensor_type: TensorType, shape_c: Choices, value_c
     return Layout(rank, axis, axis_attribute, axis_form, family, tuple(shape))
 
 
-def draft(version: Version, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
+def draft(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
           classes: tuple[str, ...] = LENGTH_CLASSES) -> Draft:
     """A valid input of ``tensor_type`` and its tags."""
     shape_c, attr_c, value_c, _ = regions(raw)
-    plan = _layout(version, tensor_type, shape_c, value_c, zero_dims, classes)  # reads the family byte
+    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes)  # reads the family byte
     attributes = {} if plan.axis_attribute is None else {"axis": plan.axis_attribute}
-    attributes.update(listed_attributes(version, attr_c))
+    attributes.update(listed_attributes(vspec, attr_c))
     data, used = values(tensor_type, plan.shape, plan.axis, plan.family, value_c)
     n = plan.shape[plan.axis]
-    tags = [f"dtype:{tensor_type.name}", f"rank:{plan.rank}", f"axis:{plan.axis_form}",
-            *attribute_tags(version, attributes), f"axis-length:{length_class(n)}",
+    tags = [f"type:{tensor_type.name}", f"rank:{plan.rank}", f"axis:{plan.axis_form}",
+            *attribute_tags(vspec, attributes), f"axis-length:{length_class(n)}",
             f"zero-size:{'yes' if data.size == 0 else 'no'}", f"family:{plan.family}",
             *tie_tags(data, plan.axis, tensor_type), *special_tags(used, pools(tensor_type))]
     return Draft(data, plan.axis, attributes, tags)

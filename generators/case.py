@@ -17,7 +17,7 @@ class Case:
 
     ``attributes`` holds exactly the attributes set on the node: an omitted attribute is absent,
     which is a different input from one set to its default. ``tags`` name the input partitions
-    the case exercises, as ``"key:value"`` strings (``"dtype:float16"``, ``"ties:far-apart"``),
+    the case exercises, as ``"key:value"`` strings (``"type:float16"``, ``"ties:far-apart"``),
     so a report can count how often each partition was reached. ``intent`` is the kind the
     generator meant to produce (semantic, rejection or undefined); the oracle has the last word."""
 
@@ -28,12 +28,12 @@ class Case:
     intent: str = "semantic"
 
     @property
-    def dtype_name(self) -> str:
+    def type_name(self) -> str:
         tensor_type = type_of(self.data.dtype)
         return tensor_type.name if tensor_type else str(self.data.dtype)
 
     def key(self) -> str:
-        """A digest of the input (version, dtype, shape, values, attributes set): equal inputs,
+        """A digest of the input (version, numpy dtype, shape, values, attributes set): equal inputs,
         equal keys, whatever the tags."""
         digest = hashlib.sha1(self.data.dtype.str.encode() + repr(self.data.shape).encode() + self.data.tobytes())
         digest.update(repr(sorted(self.attributes.items())).encode() + str(self.version).encode())
@@ -47,7 +47,7 @@ class Case:
         # Hypothesis prints this for every falsifying example: long inputs are abridged here
         # (the report's counterexample holds them exactly).
         values = self.data.tolist() if self.data.size <= 64 else f"<{self.data.size} elements>"
-        return (f"Case(ArgMin-{self.version}, {self.dtype_name}{list(self.data.shape)}"
+        return (f"Case(ArgMin-{self.version}, {self.type_name}{list(self.data.shape)}"
                 f"{', ' + attrs if attrs else ''}, data={values!r})")
 
 

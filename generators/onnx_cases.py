@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnx.backend.test.case.node.argmin as onnx_argmin
 
-from spec import Version
+from spec import VersionSpec
 
 from .case import Case
 
@@ -49,8 +49,8 @@ def onnx_cases() -> tuple[OnnxCase, ...]:
     return tuple(captured)
 
 
-def onnx_node_cases(version: Version) -> list[Case]:
-    """The cases valid at ``version``: those using an attribute the version lacks are left out
+def onnx_node_cases(vspec: VersionSpec) -> list[Case]:
+    """The cases valid at ``vspec``: those using an attribute the version lacks are left out
     (they exercise no behaviour of it; the rejection suite covers unknown attributes)."""
-    return [Case(version.number, case.data, dict(case.attributes), ("suite:onnx-node", f"onnx-case:{case.name}"))
-            for case in onnx_cases() if all(key in version.attributes for key in case.attributes)]
+    return [Case(vspec.version, case.data, dict(case.attributes), ("suite:onnx-node", f"onnx-case:{case.name}"))
+            for case in onnx_cases() if all(key in vspec.attributes for key in case.attributes)]

@@ -8,7 +8,7 @@ condition needs no change here.
 Tags (``key:value``; a key may carry several values on one case). Reports draw their coverage
 heatmap from these keys, so they are stable:
 
-- ``dtype:<onnx type name>``; ``rank:<0..8>``
+- ``type:<ONNX type name>``; ``rank:<0..8>``
 - ``axis:omitted|positive|negative`` (valid axes); ``axis:above-range|below-range`` (rejection,
   and below-range for ArgMin-1's undefined negative axis)
 - ``keepdims:omitted|<value>`` and ``select_last_index:omitted|<value>`` where the version
@@ -24,7 +24,7 @@ heatmap from these keys, so they are stable:
   the same-width float type <type> cannot hold, e.g. bfloat16 beyond float16's range);
   ``special:precision-<bits>`` (integers that differ only below the precision of a same-width
   float, e.g. precision-64 for int64/uint64 next to float64)
-- rejection cases: ``reject:axis|rank-0|type|attribute`` and ``clause:<id>``; ``dtype:`` names
+- rejection cases: ``reject:axis|rank-0|type|attribute`` and ``clause:<id>``; ``type:`` names
   the type outside T, ``rank:0`` the rank-0 input, ``<attribute>:<value>`` the undeclared one
 - undefined cases: ``topic:<clause id>``; NaN cases add ``nan-position:first|middle|last|all``
   (and drop ``ties:``); empty ones carry ``axis-length:0`` or ``zero-size:yes``"""
@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 from hypothesis import strategies as st
 
-from spec import Clause, SpecError, TensorType, Version, outside_types
+from spec import Clause, SpecError, TensorType, VersionSpec, outside_types
 
 from .attributes import declared_anywhere
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
@@ -48,12 +48,12 @@ OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside
 NAN_PLACES = weighted(("first", 2), ("middle", 2), ("last", 2), ("all", 1), ("several", 2))
 
 
-def _type(version: Version, dtype: str) -> TensorType:
+def _type(vspec: VersionSpec, type_name: str) -> TensorType:
     try:
-        return version.type(dtype)
+        return vspec.type(type_name)
     except KeyError:
-        raise SpecError(f"{dtype!r} is not in ArgMin-{version.number}'s T; "
-                        f"choose one of {', '.join(version.type_names)}") from None
+        raise SpecError(f"{type_name!r} is not in ArgMin-{vspec.version}'s T; "
+                        f"choose one of {', '.join(vspec.type_names)}") from None
 
 
 def _condition(clause: Clause) -> str:
@@ -61,8 +61,8 @@ def _condition(clause: Clause) -> str:
     return condition
 
 
-def _case(version: Version, d: Draft, intent: str, extra: list[str]) -> Case:
-    return Case(version.number, d.data, d.attributes, tuple(d.tags + extra), intent)
+def _case(vspec: VersionSpec, d: Draft, intent: str, extra: list[str]) -> Case:
+    return Case(vspec.version, d.data, d.attributes, tuple(d.tags + extra), intent)
 
 
 BATCH = 4  # cases per Hypothesis example in the suites (see _decoded)
@@ -84,41 +84,41 @@ def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st
         lambda raw: Batch(build(raw[start:start + size]) for start in range(0, size * batch, size)))
 
 
-def semantic_cases(version: Version, dtype: str, *, batch: int | None = None) -> st.SearchStrategy:
+def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = None) -> st.SearchStrategy:
     """Valid inputs of one type: the oracle classifies every one as semantic. They never read
     the family-specific extras (the last region), so they do not draw it: Hypothesis charges
     per drawn byte. ``batch``: see ``_decoded``."""
-    tensor_type, zero_dims = _type(version, dtype), empty_inputs_defined(version)
+    tensor_type, zero_dims = _type(vspec, type_name), empty_inputs_defined(vspec)
     return _decoded(SIZE - REGIONS[-1], lambda raw: _case(
-        version, draft(version, tensor_type, raw, zero_dims=zero_dims), "semantic", []), batch)
+        vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims), "semantic", []), batch)
 
 
 # --- rejection --------------------------------------------------------------------------------
 
-def _axis_outside(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+def _axis_outside(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
     condition = _condition(clause)
     side = {"axis_above_range": "above", "axis_below_range": "below"}.get(condition) or c.pick(("above", "below"))
-    low, high = version.attributes["axis"].range.bounds(d.data.ndim)
+    low, high = vspec.attributes["axis"].range.bounds(d.data.ndim)
     offset = c.pick(OFFSETS)
     d.attributes["axis"] = high + 1 + offset if side == "above" else low - 1 - offset
     return ["reject:axis", f"axis:{side}-range"]
 
 
-def _rank_zero(version: Version, d: Draft, c: Choices) -> list[str]:
+def _rank_zero(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     d.data = d.data.reshape(-1)[:1].reshape(())
     d.attributes.pop("axis", None)
     if c.chance(50):
-        d.attributes["axis"] = version.attributes["axis"].default
+        d.attributes["axis"] = vspec.attributes["axis"].default
     d.tags = [t for t in d.tags if not t.startswith(("rank:", "axis:", "axis-length:", "ties:"))]
     return ["rank:0", f"axis:{'positive' if 'axis' in d.attributes else 'omitted'}"]
 
 
-def _outside_type(version: Version, d: Draft, c: Choices) -> list[str]:
-    outside = c.pick(outside_types(version))
+def _outside_type(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
+    outside = c.pick(outside_types(vspec))
     small = np.resize(np.array([0, 1, 2, 1], dtype=np.int8), d.data.shape)
     d.data = small.astype(outside.dtype)
-    d.tags = [t for t in d.tags if not t.startswith(("dtype:", "special:", "ties:", "family:"))]
-    return ["reject:type", f"dtype:{outside.name}"]
+    d.tags = [t for t in d.tags if not t.startswith(("type:", "special:", "ties:", "family:"))]
+    return ["reject:type", f"type:{outside.name}"]
 
 
 def _undeclared(clause: Clause, d: Draft, c: Choices) -> list[str]:
@@ -128,14 +128,14 @@ def _undeclared(clause: Clause, d: Draft, c: Choices) -> list[str]:
     return ["reject:attribute", f"{name}:{d.attributes[name]}"]
 
 
-def _reject(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+def _reject(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
     condition = _condition(clause)
     if condition.startswith("axis_"):
-        return _axis_outside(version, clause, d, c)
+        return _axis_outside(vspec, clause, d, c)
     if condition == "rank":
-        return ["reject:rank-0", *_rank_zero(version, d, c)]
+        return ["reject:rank-0", *_rank_zero(vspec, d, c)]
     if condition == "dtype_outside":
-        return _outside_type(version, d, c)
+        return _outside_type(vspec, d, c)
     return _undeclared(clause, d, c)
 
 
@@ -143,30 +143,30 @@ REJECTION_CONDITIONS = ("axis_outside_range", "axis_above_range", "axis_below_ra
                         "undeclared_attribute")
 
 
-def _known(version: Version, kind: str, known: tuple[str, ...]) -> tuple[Clause, ...]:
-    clauses = tuple(c for c in version.of_kind(kind) if c.when)
+def _known(vspec: VersionSpec, kind: str, known: tuple[str, ...]) -> tuple[Clause, ...]:
+    clauses = tuple(c for c in vspec.of_kind(kind) if c.when)
     for clause in clauses:
         if _condition(clause) not in known:
-            raise SpecError(f"ArgMin-{version.number} {clause.id}: the generators cannot build inputs for the "
+            raise SpecError(f"ArgMin-{vspec.version} {clause.id}: the generators cannot build inputs for the "
                             f"condition {_condition(clause)!r}; add a builder in generators/strategies.py")
     return clauses
 
 
-def rejection_cases(version: Version, clause_id: str | None = None, *,
+def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
                     batch: int | None = None) -> st.SearchStrategy:
     """Inputs the version must reject, each tagged with the clause it targets (only
     ``clause_id``'s inputs when given). ``batch``: see ``_decoded``."""
-    clauses = _known(version, "rejection", REJECTION_CONDITIONS)
+    clauses = _known(vspec, "rejection", REJECTION_CONDITIONS)
     if clause_id is not None:
         clauses = tuple(c for c in clauses if c.id == clause_id)
 
     def build(raw: bytes) -> Case:
         extra = regions(raw)[3]
         clause = extra.pick(clauses)
-        tensor_type = extra.pick(version.types)
-        d = draft(version, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False)
-        tags = _reject(version, clause, d, extra)
-        return _case(version, d, "rejection", [*tags, f"clause:{clause.id}"])
+        tensor_type = extra.pick(vspec.types)
+        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False)
+        tags = _reject(vspec, clause, d, extra)
+        return _case(vspec, d, "rejection", [*tags, f"clause:{clause.id}"])
 
     return _decoded(SIZE, build, batch)
 
@@ -201,33 +201,33 @@ def _empty(d: Draft, c: Choices, reduced: bool) -> list[str]:
             f"zero-size:{'yes' if any(s == 0 for i, s in enumerate(shape) if i != d.axis) else 'no'}"]
 
 
-def _outside_values(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+def _outside_values(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
     name = clause.when["attribute_outside_values"]
-    accepted = version.attributes[name].values
+    accepted = vspec.attributes[name].values
     value = c.pick((max(accepted) + 1, min(accepted) - 1, max(accepted) + 1 + c.byte(), -(2 ** 31)))
     d.attributes[name] = value
     d.tags = [t for t in d.tags if not t.startswith(f"{name}:")]
     return [f"{name}:{value}"]
 
 
-def _below_range(version: Version, d: Draft, c: Choices) -> list[str]:
-    low, _ = version.attributes["axis"].range.bounds(d.data.ndim)
+def _below_range(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
+    low, _ = vspec.attributes["axis"].range.bounds(d.data.ndim)
     d.attributes["axis"] = low - 1 - (c.byte() * d.data.ndim >> 8 if c.chance(90) else c.pick(OFFSETS))
     d.tags = [t for t in d.tags if not t.startswith("axis:")]
     return ["axis:below-range"]
 
 
-def _census(version: Version, clause: Clause, d: Draft, c: Choices) -> list[str]:
+def _census(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
     condition = _condition(clause)
     if condition == "contains_nan":
         return _nan(d, c)
     if condition in ("reduced_axis_length", "size"):
         return _empty(d, c, reduced=condition == "reduced_axis_length")
     if condition == "attribute_outside_values":
-        return _outside_values(version, clause, d, c)
+        return _outside_values(vspec, clause, d, c)
     if condition == "axis_below_range":
-        return _below_range(version, d, c)
-    return _rank_zero(version, d, c)
+        return _below_range(vspec, d, c)
+    return _rank_zero(vspec, d, c)
 
 
 UNDEFINED_CONDITIONS = ("contains_nan", "reduced_axis_length", "size", "attribute_outside_values",
@@ -238,20 +238,20 @@ def _applies(clause: Clause, tensor_type: TensorType) -> bool:
     return _condition(clause) != "contains_nan" or tensor_type.is_float
 
 
-def undefined_cases(version: Version, dtype: str | None = None, *,
+def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
                     batch: int | None = None) -> st.SearchStrategy:
     """Census inputs: every undefined clause with a condition, for one type or all of them.
     With a type that has no NaN the NaN family is simply absent. ``batch``: see ``_decoded``."""
-    clauses = _known(version, "undefined", UNDEFINED_CONDITIONS)
-    fixed = None if dtype is None else _type(version, dtype)
+    clauses = _known(vspec, "undefined", UNDEFINED_CONDITIONS)
+    fixed = None if type_name is None else _type(vspec, type_name)
     menu = tuple(c for c in clauses if fixed is None or _applies(c, fixed))
 
     def build(raw: bytes) -> Case:
         extra = regions(raw)[3]
         clause = extra.pick(menu)
-        tensor_type = fixed or extra.pick(tuple(t for t in version.types if _applies(clause, t)))
-        d = draft(version, tensor_type, raw, zero_dims=False)
-        tags = _census(version, clause, d, extra)
-        return _case(version, d, "undefined", [*tags, f"topic:{clause.id}"])
+        tensor_type = fixed or extra.pick(tuple(t for t in vspec.types if _applies(clause, t)))
+        d = draft(vspec, tensor_type, raw, zero_dims=False)
+        tags = _census(vspec, clause, d, extra)
+        return _case(vspec, d, "undefined", [*tags, f"topic:{clause.id}"])
 
     return _decoded(SIZE, build, batch)

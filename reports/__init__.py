@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from suites.results import RawRun
+from results import RawRun
 
 from .aggregate import SCHEMA, aggregate
 from .junit import to_junit

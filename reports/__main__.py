@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from suites.results import from_json
+from results import from_json
 
 from . import SCHEMA, aggregate, write_documents
 from .compare import as_text, compare
@@ -33,7 +33,7 @@ def _read(path: Path) -> dict:
 
 
 def _report(path: Path) -> dict:
-    """A report document, aggregating a raw run file (suites.results.to_json output) on the way."""
+    """A report document, aggregating a raw run file (results.to_json output) on the way."""
     document = _read(path)
     if document.get("schema") == SCHEMA:
         return document

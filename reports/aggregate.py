@@ -15,13 +15,13 @@ from itertools import pairwise
 from typing import Any
 
 import spec
+from results import CENSUS, OUTCOMES, CaseResult, CensusRecord, RawRun, Tensor
+from results.verdict import judged, reason, verdict
 from spec.diff import diff
-from suites.results import CENSUS, OUTCOMES, CaseResult, CensusRecord, RawRun, Tensor
-from suites.verdict import verdict
 
 from .replay import display_values, snippet
 
-SCHEMA = "argmin-conformance/report/1"
+SCHEMA = "argmin-conformance/report/2"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
 # Worst first: the outcome a cell or clause shows when its cases disagree.
 SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
@@ -41,16 +41,16 @@ def worst(tally: dict[str, int]) -> str:
     return next((o for o in SEVERITY if tally.get(o)), NOT_RUN)
 
 
-def _version(number: int) -> spec.Version | None:
+def _spec(version: int) -> spec.VersionSpec | None:
     try:
-        return spec.load(number)
+        return spec.load(version)
     except spec.SpecError:
         return None
 
 
 def _tensor(value: Tensor | str | None) -> dict | str | None:
     if isinstance(value, Tensor):
-        return {"dtype": str(value.dtype), "shape": [int(n) for n in value.shape],
+        return {"type": str(value.type_name), "shape": [int(n) for n in value.shape],
                 "values": [str(v) for v in value.values], "display": display_values(value)}
     return None if value is None else str(value)
 
@@ -60,7 +60,7 @@ def _run(raw: RawRun) -> dict[str, Any]:
     return {
         "impl": str(info.impl), "profile": str(info.profile), "seed": info.seed,
         "versions": sorted(int(v) for v in info.versions),
-        "dtypes": None if info.dtypes is None else [str(d) for d in info.dtypes],
+        "type_restriction": None if info.type_names is None else [str(d) for d in info.type_names],
         "started": str(info.started), "duration_s": float(info.duration_s), "complete": bool(info.complete),
         "incomplete_reason": None if info.incomplete_reason is None else str(info.incomplete_reason),
         "cases_run": len(raw.results), "census_records": len(raw.census),
@@ -72,30 +72,18 @@ def _tested_versions(raw: RawRun) -> list[int]:
     return sorted({int(v) for v in raw.info.versions} | {r.version for r in raw.results})
 
 
-def _verdict_reason(results: list[CaseResult], number: int) -> str:
-    """Why a version got its verdict, as a message key plus numbers for the renderer."""
-    judged = [r for r in results if r.version == number and r.kind in ("semantic", "rejection")]
-    if any(r.outcome != "pass" for r in judged):
-        return "reason-failures"
-    if not any(r.kind == "semantic" for r in judged):
-        return "reason-no-semantic"
-    if not any(r.kind == "rejection" for r in judged):
-        return "reason-no-rejection"
-    return "reason-all-passed"
-
-
-def _versions(raw: RawRun, numbers: list[int]) -> list[dict]:
+def _versions(raw: RawRun, versions: list[int]) -> list[dict]:
     entries = []
-    for number in numbers:
-        version = _version(number)
-        types = list(version.type_names) if version else []
-        restriction = None if raw.info.dtypes is None else [t for t in types if t in raw.info.dtypes]
-        mine = [r for r in raw.results if r.version == number]
-        judged = [r for r in mine if r.kind in ("semantic", "rejection")]
+    for version in versions:
+        vspec = _spec(version)
+        types = list(vspec.type_names) if vspec else []
+        restriction = None if raw.info.type_names is None else [t for t in types if t in raw.info.type_names]
+        mine = [r for r in raw.results if r.version == version]
+        counted = judged(mine, version)
         entries.append({
-            "version": number, "verdict": verdict(raw.results, number),
-            "reason": _verdict_reason(raw.results, number), "type_restriction": restriction, "types": types,
-            "cases": len(mine), "judged": len(judged), "not_passed": sum(r.outcome != "pass" for r in judged),
+            "version": version, "verdict": verdict(raw.results, version),
+            "reason": reason(raw.results, version), "type_restriction": restriction, "types": types,
+            "cases": len(mine), "judged": len(counted), "not_passed": sum(r.outcome != "pass" for r in counted),
             "counts": counts(r.outcome for r in mine),
         })
     return entries
@@ -113,21 +101,21 @@ def _clause_outcomes(result: CaseResult) -> Iterable[tuple[str, str]]:
             yield clause_id, result.outcome if clause_id == result.clause else "pass"
 
 
-def _clauses(raw: RawRun, numbers: list[int]) -> list[dict]:
+def _clauses(raw: RawRun, versions: list[int]) -> list[dict]:
     tallies: dict[tuple[int, str], list[str]] = defaultdict(list)
     for result in raw.results:
         for clause_id, outcome in _clause_outcomes(result):
             tallies[result.version, str(clause_id)].append(outcome)
     entries = []
-    for number in numbers:
-        version = _version(number)
-        known = {c.id: c for c in version.clauses} if version else {}
-        seen = [cid for (v, cid) in tallies if v == number and cid not in known]
+    for version in versions:
+        vspec = _spec(version)
+        known = {c.id: c for c in vspec.clauses} if vspec else {}
+        seen = [cid for (v, cid) in tallies if v == version and cid not in known]
         for clause_id in [*known, *sorted(set(seen))]:
             clause = known.get(clause_id)
-            tally = counts(tallies.get((number, clause_id), []))
+            tally = counts(tallies.get((version, clause_id), []))
             entries.append({
-                "version": number, "id": clause_id,
+                "version": version, "id": clause_id,
                 "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
                 "statement": dict(clause.statement) if clause else {},
                 "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally),
@@ -135,30 +123,30 @@ def _clauses(raw: RawRun, numbers: list[int]) -> list[dict]:
     return entries
 
 
-def _type_order(raw: RawRun, numbers: list[int]) -> list[str]:
-    """Columns of the matrix: the types of the tested versions' T, then any other dtype a case used
+def _type_order(raw: RawRun, versions: list[int]) -> list[str]:
+    """Columns of the matrix: the types of the tested versions' T, then any other type a case used
     (rejection inputs), in catalogue order."""
     catalogue = list(spec.catalogue())
     inside: list[str] = []
-    for number in sorted(numbers, reverse=True):
-        version = _version(number)
-        inside += [t for t in (version.type_names if version else ()) if t not in inside]
-    others = {r.dtype for r in raw.results} - set(inside)
+    for version in sorted(versions, reverse=True):
+        vspec = _spec(version)
+        inside += [t for t in (vspec.type_names if vspec else ()) if t not in inside]
+    others = {r.type_name for r in raw.results} - set(inside)
     return inside + sorted(others, key=lambda t: (catalogue.index(t) if t in catalogue else len(catalogue), t))
 
 
-def _matrix(raw: RawRun, numbers: list[int], types: list[str]) -> list[dict]:
+def _matrix(raw: RawRun, versions: list[int], types: list[str]) -> list[dict]:
     cells = defaultdict(list)
     for result in raw.results:
-        cells[result.version, result.dtype].append(result.outcome)
+        cells[result.version, result.type_name].append(result.outcome)
     rows = []
-    for number in numbers:
-        version = _version(number)
-        for dtype in types:
-            tally = counts(cells.get((number, dtype), []))
-            in_t = bool(version and dtype in version.type_names)
-            declared = raw.info.dtypes is None or dtype in raw.info.dtypes
-            rows.append({"version": number, "dtype": dtype, "in_t": in_t, "declared": declared,
+    for version in versions:
+        vspec = _spec(version)
+        for type_name in types:
+            tally = counts(cells.get((version, type_name), []))
+            in_t = bool(vspec and type_name in vspec.type_names)
+            declared = raw.info.type_names is None or type_name in raw.info.type_names
+            rows.append({"version": version, "type": type_name, "in_t": in_t, "declared": declared,
                          "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally)})
     return rows
 
@@ -168,7 +156,7 @@ def _size(result: CaseResult) -> int:
 
 
 def _failures(raw: RawRun) -> list[dict]:
-    """Every distinct failure (version, clause, dtype, problem), with its smallest counterexample
+    """Every distinct failure (version, clause, type, problem), with its smallest counterexample
     (the last one among equally small ones: later counterexamples are the better shrunk)."""
     chosen: dict[tuple, CaseResult] = {}
     seen: Counter = Counter()
@@ -176,28 +164,28 @@ def _failures(raw: RawRun) -> list[dict]:
         if result.outcome in ("pass", CENSUS):
             continue
         ce = result.counterexample
-        key = (result.version, result.clause or "", result.dtype, ce.problem if ce else result.outcome)
+        key = (result.version, result.clause or "", result.type_name, ce.problem if ce else result.outcome)
         seen[key] += 1
         if key not in chosen or _size(result) <= _size(chosen[key]):
             chosen[key] = result
     entries = []
     for key in sorted(chosen, key=lambda k: (k[0], _clause_number(k[1]), k[2], k[3])):
         result = chosen[key]
-        version = _version(result.version)
-        clause = _find_clause(version, result.clause)
+        vspec = _spec(result.version)
+        clause = _find_clause(vspec, result.clause)
         ce = result.counterexample
         entries.append({
-            "version": result.version, "clause": result.clause, "dtype": result.dtype, "problem": key[3],
+            "version": result.version, "clause": result.clause, "type": result.type_name, "problem": key[3],
             "outcome": result.outcome, "kind": result.kind, "suite": result.suite, "test": result.test,
             "occurrences": seen[key],
             "clause_title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {},
             "counterexample": None if ce is None else {
                 "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
-                "opset": ce.opset, "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
+                "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
                 "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
             },
-            "replay": snippet(raw.info.impl, ce) if ce else None,
+            "replay": snippet(raw.info.impl, result.version, ce) if ce else None,
         })
     return entries
 
@@ -207,11 +195,11 @@ def _clause_number(clause_id: str) -> int:
     return int(digits) if digits else 0
 
 
-def _find_clause(version: spec.Version | None, clause_id: str | None) -> spec.Clause | None:
-    if version is None or clause_id is None:
+def _find_clause(vspec: spec.VersionSpec | None, clause_id: str | None) -> spec.Clause | None:
+    if vspec is None or clause_id is None:
         return None
     try:
-        return version.clause(clause_id)
+        return vspec.clause(clause_id)
     except KeyError:
         return None
 
@@ -241,67 +229,67 @@ def _census(raw: RawRun) -> list[dict]:
     for record in raw.census:
         topics[record.version, str(record.topic)].append(record)
     entries = []
-    for (number, topic), records in sorted(topics.items(), key=lambda kv: (kv[0][0], _clause_number(kv[0][1]))):
+    for (version, topic), records in sorted(topics.items(), key=lambda kv: (kv[0][0], _clause_number(kv[0][1]))):
         policy = set(records[0].fits)
         for record in records[1:]:
             policy &= set(record.fits)
         fits = Counter(f for record in records for f in set(record.fits))
-        clause = _find_clause(_version(number), topic)
+        clause = _find_clause(_spec(version), topic)
         entries.append({
-            "version": number, "topic": topic, "title": clause.title if clause else "",
+            "version": version, "topic": topic, "title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {},
-            "records": len(records), "dtypes": sorted({r.dtype for r in records}),
+            "records": len(records), "types": sorted({r.type_name for r in records}),
             "policy": sorted(policy), "coherent": bool(policy),
             "fits": dict(sorted(fits.items())), "fits_nothing": sum(1 for r in records if not r.fits),
-            "examples": [{"dtype": r.dtype, "input": _tensor(r.input), "observed": _tensor(r.observed),
+            "examples": [{"type": r.type_name, "input": _tensor(r.input), "observed": _tensor(r.observed),
                           "attributes": {str(k): v for k, v in r.attributes.items()}, "fits": sorted(r.fits)}
                          for r in _examples(records)],
         })
     return entries
 
 
-def _family(dtype: str) -> str:
-    entry = spec.catalogue().get(dtype)
+def _family(type_name: str) -> str:
+    entry = spec.catalogue().get(type_name)
     return entry.family if entry else "other"
 
 
-def _coverage(raw: RawRun, numbers: list[int], types: list[str]) -> dict:
+def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> dict:
     """Input partitions (case tags "key:value") reached per version and type.
 
     The set of partitions that could be reached is not known in advance, so it is taken from the
     run itself: every tag seen anywhere in the run for a type of the same family (float, signed,
     unsigned, ...), in any version. A partition is unreached for a version and type when it is in
-    that set but no case of that version and type carried it. ``dtype:*`` tags are left out (the
+    that set but no case of that version and type carried it. ``type:*`` tags are left out (the
     type is already a coordinate)."""
     seen: dict[tuple[int, str], Counter] = defaultdict(Counter)
     by_family: dict[str, set[str]] = defaultdict(set)
     for result in raw.results:
-        tags = [str(t) for t in result.tags if not str(t).startswith("dtype:")]
-        seen[result.version, result.dtype].update(tags)
-        by_family[_family(result.dtype)].update(tags)
+        tags = [str(t) for t in result.tags if not str(t).startswith("type:")]
+        seen[result.version, result.type_name].update(tags)
+        by_family[_family(result.type_name)].update(tags)
     keys = sorted({t.split(":", 1)[0] for tags in by_family.values() for t in tags})
     cells, unreached_by_version = [], {}
-    for number in numbers:
+    for version in versions:
         reached_any: set[str] = set()
         possible_any: set[str] = set()
-        for dtype in types:
-            tally = seen.get((number, dtype), Counter())
-            possible = by_family.get(_family(dtype), set())
+        for type_name in types:
+            tally = seen.get((version, type_name), Counter())
+            possible = by_family.get(_family(type_name), set())
             if not tally:
                 continue
             reached_any |= set(tally)
             possible_any |= possible
-            cells.append({"version": number, "dtype": dtype, "tags": dict(sorted(tally.items())),
+            cells.append({"version": version, "type": type_name, "tags": dict(sorted(tally.items())),
                           "reached": len(set(tally) & possible), "possible": len(possible),
                           "unreached": sorted(possible - set(tally)),
                           "by_key": {k: [len({t for t in tally if t.split(":", 1)[0] == k}),
                                          len({t for t in possible if t.split(":", 1)[0] == k})] for k in keys}})
-        unreached_by_version[str(number)] = sorted(possible_any - reached_any)
+        unreached_by_version[str(version)] = sorted(possible_any - reached_any)
     return {"keys": keys, "cells": cells, "unreached": unreached_by_version}
 
 
-def _differences(numbers: list[int]) -> list[dict]:
-    known = [n for n in numbers if _version(n) is not None]
+def _differences(versions: list[int]) -> list[dict]:
+    known = [n for n in versions if _spec(n) is not None]
     return [{"from": a, "to": b, "changes": [{"what": c.what, "name": c.name, "how": c.how, "detail": c.detail}
                                              for c in diff(spec.load(a), spec.load(b))]}
             for a, b in pairwise(known)]
@@ -322,19 +310,19 @@ def _plain(value: Any) -> Any:
 
 def aggregate(raw: RawRun) -> dict:
     """The report document for one run (see report.schema.json)."""
-    numbers = _tested_versions(raw)
-    types = _type_order(raw, numbers)
+    versions = _tested_versions(raw)
+    types = _type_order(raw, versions)
     return {
         "schema": SCHEMA,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "run": _run(raw),
-        "versions": _versions(raw, numbers),
+        "versions": _versions(raw, versions),
         "types": types,
-        "clauses": _clauses(raw, numbers),
-        "matrix": _matrix(raw, numbers, types),
+        "clauses": _clauses(raw, versions),
+        "matrix": _matrix(raw, versions, types),
         "failures": _failures(raw),
         "census": _census(raw),
-        "coverage": _coverage(raw, numbers, types),
-        "differences": _differences(numbers),
+        "coverage": _coverage(raw, versions, types),
+        "differences": _differences(versions),
         "environment": _plain(raw.environment),
     }

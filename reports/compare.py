@@ -27,7 +27,7 @@ def _status(document: dict) -> dict[tuple, dict]:
     for clause in document["clauses"]:
         found[clause["version"], "clause", clause["id"]] = {"outcome": clause["outcome"], "title": clause["title"]}
     for cell in document["matrix"]:
-        found[cell["version"], "type", cell["dtype"]] = {"outcome": cell["outcome"], "title": ""}
+        found[cell["version"], "type", cell["type"]] = {"outcome": cell["outcome"], "title": ""}
     return found
 
 

@@ -25,13 +25,13 @@ def _failure_text(failures: list[dict]) -> str:
     blocks = []
     for f in failures:
         ce = f["counterexample"]
-        lines = [f"{f['clause']} {f['clause_title']} [{f['dtype']}] {f['problem']} ({f['outcome']}, "
+        lines = [f"{f['clause']} {f['clause_title']} [{f['type']}] {f['problem']} ({f['outcome']}, "
                  f"{f['occurrences']} case(s))"]
         if ce:
             for label, value in (("input", ce["input"]), ("expected", ce["expected"]), ("actual", ce["actual"])):
-                shown = value if not isinstance(value, dict) else f"{value['dtype']}{value['shape']} {value['display']}"
+                shown = value if not isinstance(value, dict) else f"{value['type']}{value['shape']} {value['display']}"
                 lines.append(f"  {label}: {shown}")
-            lines.append(f"  attributes: {ce['attributes']}  opset: {ce['opset']}")
+            lines.append(f"  attributes: {ce['attributes']}  ArgMin-{f['version']}")
             lines.append(f"  {ce['message']}")
         if f["replay"]:
             lines += ["  replay:", *(f"    {line}" for line in f["replay"].splitlines())]
@@ -42,18 +42,18 @@ def _failure_text(failures: list[dict]) -> str:
 def to_junit(document: dict) -> bytes:
     """The JUnit XML bytes (UTF-8, with declaration) for a report document."""
     root = ET.Element("testsuites", name=f"argmin-conformance {_clean(document['run']['impl'])}")
-    for version in document["versions"]:
-        number = version["version"]
-        clauses = [c for c in document["clauses"] if c["version"] == number]
-        suite = ET.SubElement(root, "testsuite", name=f"ArgMin-{number}", timestamp=_clean(document["run"]["started"]))
+    for entry in document["versions"]:
+        version = entry["version"]
+        clauses = [c for c in document["clauses"] if c["version"] == version]
+        suite = ET.SubElement(root, "testsuite", name=f"ArgMin-{version}", timestamp=_clean(document["run"]["started"]))
         tallies = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for clause in clauses:
             tallies["tests"] += 1
-            case = ET.SubElement(suite, "testcase", classname=f"ArgMin-{number}",
+            case = ET.SubElement(suite, "testcase", classname=f"ArgMin-{version}",
                                  name=_clean(f"{clause['id']} {clause['title']}".strip()))
             judged = {o: n for o, n in clause["counts"].items() if o != "observed"}
             outcome = worst(judged)
-            mine = [f for f in document["failures"] if f["version"] == number and f["clause"] == clause["id"]]
+            mine = [f for f in document["failures"] if f["version"] == version and f["clause"] == clause["id"]]
             if clause["kind"] == "undefined" or outcome == "not-run":
                 tallies["skipped"] += 1
                 undefined = clause["kind"] == "undefined"

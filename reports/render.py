@@ -48,10 +48,15 @@ def render_report(document: dict, lang: str = "en") -> str:
     by_version: dict[int, list[dict]] = {}
     for clause in document["clauses"]:
         by_version.setdefault(clause["version"], []).append(clause)
-    cells = {(c["version"], c["dtype"]): c for c in document["matrix"]}
+    cells = {(c["version"], c["type"]): c for c in document["matrix"]}
     return _page("report.html", lang, doc=document, clauses_by_version=by_version, cells=cells)
 
 
 def render_comparison(comparison: dict, lang: str = "en") -> str:
     """The HTML page of a run-to-run comparison (see compare.compare)."""
     return _page("compare.html", lang, cmp=comparison)
+
+
+def render_adequacy(document: dict) -> str:
+    """The HTML page of an adequacy scoring (see zoo.adequacy)."""
+    return _environment().get_template("adequacy.html").render(lang="en", doc=document)

@@ -10,7 +10,7 @@ import keyword
 import re
 
 import spec
-from suites.results import Counterexample, Tensor
+from results import Counterexample, Tensor
 
 _WRAPPED = re.compile(r"^(?:np|numpy|ml_dtypes)\.\w+\((.*)\)$")
 _BOOLS = {"np.True_": "True", "np.False_": "False", "numpy.True_": "True", "numpy.False_": "False"}
@@ -68,7 +68,7 @@ def _dtype_expression(name: str) -> tuple[str, str]:
 
 def build_expression(tensor: Tensor) -> str:
     """Python expression rebuilding the tensor exactly from the list named ``values``."""
-    dtype, family = _dtype_expression(tensor.dtype)
+    dtype, family = _dtype_expression(tensor.type_name)
     shape = tuple(int(n) for n in tensor.shape)
     if family in ("float", "float8"):
         array = f"np.array([float(v) for v in values], dtype=np.float64).astype({dtype})"
@@ -106,8 +106,8 @@ def _comment(label: str, value: Tensor | str | None) -> str:
     return f"# {label}: {text}"
 
 
-def _call_arguments(opset: int, attributes: dict) -> str:
-    named = [f"opset={int(opset)}"]
+def _call_arguments(version: int, attributes: dict) -> str:
+    named = [f"opset={int(version)}"]
     odd = {}
     for name, value in attributes.items():
         if str(name).isidentifier() and not keyword.iskeyword(str(name)) and name != "opset":
@@ -119,19 +119,20 @@ def _call_arguments(opset: int, attributes: dict) -> str:
     return ", ".join(named)
 
 
-def snippet(impl: str, ce: Counterexample) -> str:
-    """A Python script that replays one counterexample; run it from the suite's checkout."""
+def snippet(impl: str, version: int, ce: Counterexample) -> str:
+    """A Python script that replays one counterexample at ArgMin-``version``; run it from the
+    suite's checkout."""
     return "\n".join([
         "# Run from the argmin-conformance checkout.",
         "import ml_dtypes",
         "import numpy as np",
         "",
-        "from suites.plugins import resolve",
+        "from engine.plugins import resolve",
         "",
         f"fn = resolve({str(impl)!r})",
         f"values = {_values_literal(ce.input.values)}",
         f"data = {build_expression(ce.input)}",
-        f"print(fn(data, {_call_arguments(ce.opset, ce.attributes)}))",
+        f"print(fn(data, {_call_arguments(version, ce.attributes)}))",
         _comment("expected", ce.expected),
         _comment("recorded", ce.actual),
         "",

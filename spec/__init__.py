@@ -11,9 +11,9 @@ from .load import (
     type_of,
     versions,
 )
-from .model import Attribute, Clause, Range, TensorType, Version, evaluate
+from .model import Attribute, Clause, Range, TensorType, VersionSpec, evaluate
 
 __all__ = [
-    "Attribute", "Clause", "Range", "SpecError", "TensorType", "Version", "catalogue", "evaluate",
+    "Attribute", "Clause", "Range", "SpecError", "TensorType", "VersionSpec", "catalogue", "evaluate",
     "files_digest", "load", "load_all", "load_file", "outside_types", "type_of", "versions",
 ]

@@ -10,14 +10,14 @@ from . import SpecError, load, versions
 from .diff import diff
 
 
-def _show(number: int) -> None:
-    version = load(number)
-    print(f"{version.operator}-{version.number} ({version.domain}, {version.support_level})")
-    print("T:", ", ".join(version.type_names))
-    for attribute in version.attributes.values():
+def _show(version: int) -> None:
+    vspec = load(version)
+    print(f"{vspec.operator}-{vspec.version} ({vspec.domain}, {vspec.support_level})")
+    print("T:", ", ".join(vspec.type_names))
+    for attribute in vspec.attributes.values():
         print(f"attribute {attribute.name}: default {attribute.default}, accepted {attribute.accepted()}, "
               f"since {attribute.since}")
-    for clause in version.clauses:
+    for clause in vspec.clauses:
         print(f"{clause.id:<4} {clause.kind:<10} {clause.title:<24} {clause.text()}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Attribute, Clause, Version
+from .model import Attribute, Clause, VersionSpec
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def _changed_fields(old: object, new: object, fields: tuple[str, ...]) -> list[s
     return [f"{f}: {getattr(old, f)} -> {getattr(new, f)}" for f in fields if getattr(old, f) != getattr(new, f)]
 
 
-def diff(old: Version, new: Version) -> list[Change]:
+def diff(old: VersionSpec, new: VersionSpec) -> list[Change]:
     """What ``new`` adds, removes or changes relative to ``old``."""
     changes = [Change("types", name, "added", f"now in {new.inputs[0][1]}")
                for name in new.type_names if name not in old.type_names]

@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import yaml
 
-from .model import Attribute, Clause, Range, TensorType, Version
+from .model import Attribute, Clause, Range, TensorType, VersionSpec
 
 SPEC_DIR = Path(__file__).resolve().parent
 _VERSION_FILE = re.compile(r"^argmin-(\d+)\.yaml$")
@@ -104,7 +104,7 @@ def _semantic_checks(path: Path, doc: dict) -> None:
         raise SpecError(f"{path}: inputs[0].type: no type constraint named {doc['inputs'][0]['type']!r}")
 
 
-def load_file(path: Path) -> Version:
+def load_file(path: Path) -> VersionSpec:
     """Read, validate and convert one spec file."""
     doc = _read(path, "spec.schema.json")
     _semantic_checks(path, doc)
@@ -123,8 +123,8 @@ def load_file(path: Path) -> Version:
         for c in doc["clauses"]
     )
     input_constraint = doc["inputs"][0]["type"]
-    return Version(
-        number=doc["since_version"], operator=doc["operator"], domain=doc["domain"],
+    return VersionSpec(
+        version=doc["since_version"], operator=doc["operator"], domain=doc["domain"],
         support_level=doc["support_level"], function=doc["function"], shape_inference=doc["shape_inference"],
         inputs=tuple((f["name"], f["type"]) for f in doc["inputs"]),
         outputs=tuple((f["name"], f["type"]) for f in doc["outputs"]),
@@ -145,22 +145,22 @@ def versions() -> tuple[int, ...]:
 
 
 @cache
-def load(number: int) -> Version:
+def load(version: int) -> VersionSpec:
     """The spec of one version, e.g. ``load(13)``."""
     files = version_files()
-    if number not in files:
+    if version not in files:
         known = ", ".join(map(str, files))
-        raise SpecError(f"ArgMin-{number} has no spec file; known versions: {known}")
-    return load_file(files[number])
+        raise SpecError(f"ArgMin-{version} has no spec file; known versions: {known}")
+    return load_file(files[version])
 
 
-def load_all() -> tuple[Version, ...]:
+def load_all() -> tuple[VersionSpec, ...]:
     return tuple(load(n) for n in versions())
 
 
-def outside_types(version: Version) -> tuple[TensorType, ...]:
+def outside_types(vspec: VersionSpec) -> tuple[TensorType, ...]:
     """Known element types that this version's T leaves out: inputs it must reject."""
-    inside = set(version.type_names)
+    inside = set(vspec.type_names)
     return tuple(t for t in catalogue().values() if t.name not in inside)
 
 

@@ -87,10 +87,10 @@ class Clause:
 
 
 @dataclass(frozen=True)
-class Version:
+class VersionSpec:
     """One version of the operator (e.g. ArgMin-13) as the spec file states it."""
 
-    number: int
+    version: int  # the ArgMin version number, e.g. 13
     operator: str
     domain: str
     support_level: str
@@ -108,13 +108,13 @@ class Version:
         for clause in self.clauses:
             if clause.id == clause_id:
                 return clause
-        raise KeyError(f"ArgMin-{self.number} has no clause {clause_id}")
+        raise KeyError(f"ArgMin-{self.version} has no clause {clause_id}")
 
     def clause_for_check(self, check: str) -> Clause:
         for clause in self.clauses:
             if clause.check == check:
                 return clause
-        raise KeyError(f"ArgMin-{self.number} has no clause with check {check!r}")
+        raise KeyError(f"ArgMin-{self.version} has no clause with check {check!r}")
 
     def has_check(self, check: str) -> bool:
         return any(clause.check == check for clause in self.clauses)
@@ -126,7 +126,7 @@ class Version:
         for tensor_type in self.types:
             if tensor_type.name == name:
                 return tensor_type
-        raise KeyError(f"{name} is not in ArgMin-{self.number}'s T")
+        raise KeyError(f"{name} is not in ArgMin-{self.version}'s T")
 
     @property
     def type_names(self) -> tuple[str, ...]:

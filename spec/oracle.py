@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from .load import type_of
-from .model import Clause, Range, Version
+from .model import Clause, Range, VersionSpec
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _bounds(accepted: Range, rank: int) -> tuple[int, int]:
 class _Plan:
     """Per-version facts every judgement asks for, computed once (the spec objects are immutable)."""
 
-    version: Version  # held so the id-keyed cache entry cannot outlive its version
+    vspec: VersionSpec  # held so the id-keyed cache entry cannot outlive its version
     conditional: dict[str, tuple[Clause, ...]]  # undefined and rejection clauses with a condition
     ties: dict[int, str]  # select_last_index value -> tie rule
 
@@ -109,31 +109,31 @@ class _Plan:
 _PLANS: dict[int, _Plan] = {}
 
 
-def _plan(version: Version) -> _Plan:
-    plan = _PLANS.get(id(version))
-    if plan is None or plan.version is not version:
-        values = version.attributes["select_last_index"].values if "select_last_index" in version.attributes else ()
-        plan = _Plan(version, {kind: tuple(c for c in version.of_kind(kind) if c.when)
+def _plan(vspec: VersionSpec) -> _Plan:
+    plan = _PLANS.get(id(vspec))
+    if plan is None or plan.vspec is not vspec:
+        values = vspec.attributes["select_last_index"].values if "select_last_index" in vspec.attributes else ()
+        plan = _Plan(vspec, {kind: tuple(c for c in vspec.of_kind(kind) if c.when)
                                for kind in ("undefined", "rejection")},
-                     {v: version.ties_choice(v) or "any" for v in (0, *(values or ()))})
-        _PLANS[id(version)] = plan
+                     {v: vspec.ties_choice(v) or "any" for v in (0, *(values or ()))})
+        _PLANS[id(vspec)] = plan
     return plan
 
 
-def _matches(version: Version, clause: Clause, data: np.ndarray, attrs: Mapping[str, int]) -> bool:
+def _matches(vspec: VersionSpec, clause: Clause, data: np.ndarray, attrs: Mapping[str, int]) -> bool:
     (condition, value), = clause.when.items()
     rank = data.ndim
     axis = attrs.get("axis")
-    axis_attribute = version.attributes.get("axis")
+    axis_attribute = vspec.attributes.get("axis")
     if condition.startswith("axis_"):
         low, high = _bounds(axis_attribute.range, rank)
         below, above = axis < low, axis > high
         return {"axis_above_range": above, "axis_below_range": below, "axis_outside_range": below or above}[condition]
     if condition == "dtype_outside":
         tensor_type = type_of(data.dtype)
-        return tensor_type is None or tensor_type.name not in version.type_constraints[value]
+        return tensor_type is None or tensor_type.name not in vspec.type_constraints[value]
     if condition == "undeclared_attribute":
-        return any(name in attrs and name not in version.attributes for name in value)
+        return any(name in attrs and name not in vspec.attributes for name in value)
     if condition == "rank":
         return rank == value
     if condition == "contains_nan":
@@ -144,7 +144,7 @@ def _matches(version: Version, clause: Clause, data: np.ndarray, attrs: Mapping[
     if condition == "size":
         return data.size == value
     if condition == "attribute_outside_values":
-        return attrs.get(value, version.attributes[value].default) not in version.attributes[value].values
+        return attrs.get(value, vspec.attributes[value].default) not in vspec.attributes[value].values
     raise AssertionError(f"unknown condition {condition}")  # the schema admits no other
 
 
@@ -153,13 +153,13 @@ def _matches(version: Version, clause: Clause, data: np.ndarray, attrs: Mapping[
 _NODE_CONDITIONS = frozenset({"dtype_outside", "undeclared_attribute"})
 
 
-def classify(version: Version, data: np.ndarray, attributes: Mapping[str, int]) -> tuple[str, tuple[Clause, ...]]:
+def classify(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) -> tuple[str, tuple[Clause, ...]]:
     """The kind of an input and the clauses that make it so. A node the version does not admit
     (type outside T, undeclared attribute) is rejected first; otherwise undefined wins over
     rejection: where the standard is silent, no behaviour (not even acceptance) is held against anyone."""
-    attrs = {**version.effective(attributes), **attributes}
-    hits = {kind: tuple(c for c in clauses if _matches(version, c, data, attrs))
-            for kind, clauses in _plan(version).conditional.items()}
+    attrs = {**vspec.effective(attributes), **attributes}
+    hits = {kind: tuple(c for c in clauses if _matches(vspec, c, data, attrs))
+            for kind, clauses in _plan(vspec).conditional.items()}
     if any(_NODE_CONDITIONS.intersection(c.when) for c in hits["rejection"]):
         return "rejection", hits["rejection"]
     for kind in ("undefined", "rejection"):
@@ -168,25 +168,25 @@ def classify(version: Version, data: np.ndarray, attributes: Mapping[str, int]) 
     return "semantic", ()
 
 
-def expect(version: Version, data: np.ndarray, attributes: Mapping[str, int]) -> Expectation:
-    """What ArgMin-``version`` must do with ``data`` and the attributes set on the node."""
-    kind, clauses = classify(version, data, attributes)
+def expect(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) -> Expectation:
+    """What the version ``vspec`` requires with ``data`` and the attributes set on the node."""
+    kind, clauses = classify(vspec, data, attributes)
     if kind != "semantic":
         return Expectation(kind, clauses)
-    attrs = version.effective(attributes)
+    attrs = vspec.effective(attributes)
     axis = attrs["axis"] % data.ndim
     keepdims = bool(attrs["keepdims"])
     select_last_index = attrs.get("select_last_index", 0)
-    tie_rule = _plan(version).ties.get(select_last_index) or version.ties_choice(select_last_index) or "any"
+    tie_rule = _plan(vspec).ties.get(select_last_index) or vspec.ties_choice(select_last_index) or "any"
     first = argmin(data, axis, keepdims=keepdims) if tie_rule != "last" else None
     last = argmin(data, axis, keepdims=keepdims, last=True) if tie_rule != "first" else None
     return Expectation("semantic", (), axis, keepdims, tie_rule, first, last)
 
 
-def verify(version: Version, expectation: Expectation, data: np.ndarray, actual: object) -> Violation | None:
+def verify(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object) -> Violation | None:
     """Judge an implementation's answer to a valid input; None when it conforms."""
     def violation(check: str, problem: str, message: str) -> Violation:
-        return Violation(version.clause_for_check(check), problem, message)
+        return Violation(vspec.clause_for_check(check), problem, message)
 
     actual = np.asarray(actual)
     reference = expectation.first if expectation.first is not None else expectation.last

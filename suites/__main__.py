@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 
 import spec
-
-from . import publish
-from .options import OPTIONS, validate
-from .plugins import UsageError
-from .verdict import CONFORMANT, verdicts
+from engine.options import OPTIONS, validate
+from engine.plugins import UsageError
+from results import CONFORMANT, RawRun, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,6 +26,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Outcome:
+    """A plugin object handed to pytest.main: it hears how the run ended."""
+
+    def __init__(self) -> None:
+        self.run: RawRun | None = None
+        self.usage_error: str | None = None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_argmin_run_finished(self, run: RawRun) -> None:
+        self.run = run
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_cmdline_main(self, config: pytest.Config):
+        # A plug-in that fails to load (in its worker) ends the run in pytest_configure with a
+        # UsageError: keep its one line for our own message instead of pytest's.
+        try:
+            return (yield)
+        except pytest.UsageError as exc:
+            self.usage_error = " ".join(str(exc).split())
+            return pytest.ExitCode.USAGE_ERROR
+
+
 def main(argv: list[str] | None = None) -> int:
     args, passthrough = _parser().parse_known_args(argv)
     try:
@@ -37,9 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     values = {name: getattr(args, name.lstrip("-").replace("-", "_")) for name, *_ in OPTIONS}
     options = [f"{name}={value}" for name, value in values.items() if value is not None]
-    code = pytest.main([str(ROOT / "suites"), f"--rootdir={ROOT}", "-p", "no:cacheprovider", "-q", "--tb=line",
-                        *options, *passthrough])
-    run = publish.LAST_RUN.get("raw")
+    outcome = _Outcome()
+    code = pytest.main([str(ROOT / "suites"), f"--rootdir={ROOT}", "-p", "no:cacheprovider", "-p",
+                        "reports.pytest_plugin", "-W", "ignore::pytest.PytestAssertRewriteWarning", "-q",
+                        "--tb=line", *options, *passthrough], plugins=[outcome])
+    if outcome.usage_error is not None:
+        print(f"error: {outcome.usage_error}", file=sys.stderr)
+        return 2
+    run = outcome.run
     if run is None or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
                                pytest.ExitCode.NO_TESTS_COLLECTED):
         print(f"error: the run could not be carried out (pytest exit status {int(code)}); see the messages above",
@@ -48,8 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if not run.info.complete:
         print(f"error: incomplete run ({run.info.incomplete_reason}); the reports say so", file=sys.stderr)
         return 2
-    results = verdicts(run.results, run.info.versions)
-    return 0 if all(v == CONFORMANT for v in results.values()) else 1
+    return 0 if all(v == CONFORMANT for v in verdicts(run.results, run.info.versions).values()) else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """pytest hooks that make ``pytest suites --impl ...`` a conformance run (the same options as
-``python -m suites``); the work is done in harness.py."""
+``python -m suites``). The work is done by the engine; the results go to disk as they are
+judged and, at the end, to whoever listens to ``pytest_argmin_run_finished`` (the reports)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,21 @@ import time
 import pytest
 
 import spec
-from suites import harness, publish
-from suites.options import OPTIONS, validate
-from suites.plugins import UsageError, describe
+from engine.isolation import Runner
+from engine.options import OPTIONS, choose_seed, run_info, validate
+from engine.plan import plan
+from engine.plugins import UsageError
+from engine.session import Nonconformance, Session
+from generators import profiles
+from results import hooks, save, stream
+from results.environment import collect
 
 _STATE = pytest.StashKey[dict]()
 _INTERNAL: list[str] = []  # tests that failed inside the suite rather than the implementation
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -23,8 +33,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(name, metavar=metavar, help=text, default=default)
 
 
-def _worker(config: pytest.Config) -> str | None:
+def _xdist_worker(config: pytest.Config) -> str | None:
     return getattr(config, "workerinput", {}).get("workerid")
+
+
+def _distributed(config: pytest.Config) -> bool:
+    """This process is a pytest-xdist controller: the tests run in other processes."""
+    return getattr(config.option, "dist", "no") != "no"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -33,17 +48,31 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = validate(values)
     except (UsageError, spec.SpecError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    from generators import profiles
-
     profiles.register()
-    settings = harness.choose_seed(settings)
+    settings = choose_seed(settings)
     os.environ["ARGMIN_SEED"] = str(settings.seed) if settings.seed is not None else ""
-    config.stash[_STATE] = {"settings": settings, "started": time.time(), "conformance": None}
+    state = {"settings": settings, "started": time.time(), "runner": None, "session": None}
+    config.stash[_STATE] = state
+    if _xdist_worker(config) is not None:
+        return
+    # The process that owns the run loads the implementation first (in a worker process under
+    # process isolation): a bad plug-in ends the run here, with the worker's one-line message.
+    runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout)
+    try:
+        description = runner.load()
+    except UsageError as exc:
+        runner.close()
+        raise pytest.UsageError(str(exc)) from None
+    stream.start(settings.report_dir, run_info(settings, state["started"]), collect(description))
+    if _distributed(config):
+        runner.close()  # the tests run in xdist workers, each with its own
+    else:
+        state["runner"] = runner
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[_STATE]["settings"]
-    restriction = ", ".join(settings.dtypes) if settings.dtypes else "all of T"
+    restriction = ", ".join(settings.type_names) if settings.type_names else "all of T"
     return [f"implementation: {settings.impl} (isolation {settings.isolation}, timeout {settings.timeout:g} s)",
             f"ArgMin versions: {', '.join(map(str, settings.versions))}; types: {restriction}",
             f"profile: {settings.profile}; seed: {settings.seed}; reports: {settings.report_dir}"]
@@ -52,21 +81,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "task" in metafunc.fixturenames:
         settings = metafunc.config.stash[_STATE]["settings"]
-        tasks = harness.plan(settings, metafunc.module.SUITE)
+        tasks = plan(settings, metafunc.module.SUITE)
         metafunc.parametrize("task", tasks, ids=[task.id for task in tasks])
 
 
 @pytest.fixture(scope="session")
-def settings(request: pytest.FixtureRequest):
-    return request.config.stash[_STATE]["settings"]
-
-
-@pytest.fixture(scope="session")
-def conformance(request: pytest.FixtureRequest) -> harness.Conformance:
-    state = request.config.stash[_STATE]
-    state["conformance"] = harness.Conformance(state["settings"])
-    yield state["conformance"]
-    state["conformance"].close()
+def conformance(request: pytest.FixtureRequest) -> Session:
+    config = request.config
+    state = config.stash[_STATE]
+    settings = state["settings"]
+    writer = stream.Writer(settings.report_dir, _xdist_worker(config) or "main")
+    state["session"] = Session(settings, state["runner"], writer)
+    yield state["session"]
+    state["session"].close()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -74,7 +101,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Mark a test that fails for any reason other than a nonconformance: a fault of the run.
     The mark travels in user_properties, so pytest-xdist brings it to the controller."""
     report = yield
-    if call.excinfo is not None and not call.excinfo.errisinstance((harness.Nonconformance, pytest.skip.Exception)):
+    if call.excinfo is not None and not call.excinfo.errisinstance((Nonconformance, pytest.skip.Exception)):
         report.user_properties.append(("internal-error", call.excinfo.exconly().splitlines()[0]))
     return report
 
@@ -85,41 +112,31 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             _INTERNAL.append(f"{report.nodeid}: {message}")
 
 
+def _incomplete_reason(session: pytest.Session, exitstatus: int) -> str | None:
+    if _INTERNAL:
+        return f"{len(_INTERNAL)} test(s) failed inside the suite, not the implementation; first: {_INTERNAL[0]}"
+    if exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        return "the run stopped on an internal error"
+    if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop:
+        return "interrupted before the end (Ctrl-C or a stop request)"
+    return None
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash.get(_STATE, None)
     if state is None:
         return
-    settings, conformance = state["settings"], state["conformance"]
-    worker = _worker(config)
-    if worker is not None:
-        if conformance is not None:
-            harness.write_part(conformance, worker)
+    if state["session"] is not None:
+        state["session"].close()  # idempotent; the fixture may not have been torn down on Ctrl-C
+    elif state["runner"] is not None:
+        state["runner"].close()
+    settings = state["settings"]
+    if _xdist_worker(config) is not None or not stream.exists(settings.report_dir):
         return
-    results = list(conformance.results) if conformance else []
-    census = list(conformance.census) if conformance else []
-    parts = harness.read_parts(settings.report_dir)
-    results += parts[0]
-    census += parts[1]
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop
-    reason = "interrupted before the end (Ctrl-C or a stop request)" if interrupted else None
-    internal = exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
-    if internal:
-        reason = "the run stopped on an internal error"
-    if _INTERNAL:
-        internal = True
-        reason = f"{len(_INTERNAL)} test(s) failed inside the suite, not the implementation; first: {_INTERNAL[0]}"
-    from reports.environment import collect
-
-    environment = collect(describe(settings.impl))
-    raw = harness.raw_run(settings, state["started"], results, census, not (interrupted or internal), reason,
-                          environment)
-    publish.LAST_RUN.clear()
-    publish.LAST_RUN.update(raw=raw, paths=publish.write_run(raw, settings))
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    if _worker(config) is not None or not publish.LAST_RUN:
-        return
-    for line in publish.summary_lines(publish.LAST_RUN["raw"], publish.LAST_RUN["paths"]):
-        terminalreporter.write_line(line)
+    reason = _incomplete_reason(session, exitstatus)
+    run = stream.read(settings.report_dir)
+    run.info = run_info(settings, state["started"], complete=reason is None, reason=reason)
+    save(run, settings.report_dir)
+    stream.clear(settings.report_dir)
+    config.hook.pytest_argmin_run_finished(run=run, report_dir=settings.report_dir, config=config)

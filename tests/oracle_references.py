@@ -101,10 +101,10 @@ def _shape(rng: np.random.Generator, rank: int, zero_size: bool) -> tuple[int, .
     return tuple(dims)
 
 
-def _attributes(rng: np.random.Generator, version: spec.Version, rank: int) -> dict[str, int]:
+def _attributes(rng: np.random.Generator, vspec: spec.VersionSpec, rank: int) -> dict[str, int]:
     """Each declared attribute is either omitted or set to an accepted value (axis: inside its range)."""
     chosen = {}
-    for name, attribute in version.attributes.items():
+    for name, attribute in vspec.attributes.items():
         if rng.random() < 0.3:
             continue
         if attribute.values is not None:
@@ -115,27 +115,27 @@ def _attributes(rng: np.random.Generator, version: spec.Version, rank: int) -> d
     return chosen
 
 
-def generated_inputs(version: spec.Version, count: int, seed: int) -> Iterator[tuple[np.ndarray, dict[str, int]]]:
-    """``count`` tie-heavy inputs for ``version``: each draws its elements from a small pool of
+def generated_inputs(vspec: spec.VersionSpec, count: int, seed: int) -> Iterator[tuple[np.ndarray, dict[str, int]]]:
+    """``count`` tie-heavy inputs for ``vspec``: each draws its elements from a small pool of
     special and random values of one of the version's types, so most slices hold repeated minima."""
-    rng = np.random.default_rng([seed, version.number])
+    rng = np.random.default_rng([seed, vspec.version])
     for _ in range(count):
-        tensor_type = version.types[int(rng.integers(len(version.types)))]
+        tensor_type = vspec.types[int(rng.integers(len(vspec.types)))]
         pool = np.concatenate([special_values(tensor_type), _random_values(rng, tensor_type, 4)])
         pool = pool[rng.choice(len(pool), size=int(rng.integers(1, 5)), replace=False)]
         rank = int(rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6, 7, 8]))
         shape = _shape(rng, rank, zero_size=rng.random() < 0.05)
         data = pool[rng.integers(0, len(pool), size=shape)]
-        yield data, _attributes(rng, version, rank)
+        yield data, _attributes(rng, vspec, rank)
 
 
-def long_axis_inputs(version: spec.Version, length: int = 70_000) -> Iterator[tuple[np.ndarray, dict[str, int]]]:
+def long_axis_inputs(vspec: spec.VersionSpec, length: int = 70_000) -> Iterator[tuple[np.ndarray, dict[str, int]]]:
     """Long reduced axes with the minimum repeated near both ends and in the middle (for floats as
     -0 and +0 among positive values), where a blocked or parallel reduction must still pick the
     right one. The axis is reduced last and first (first as a negative axis where the version allows)."""
     rank = 2
-    low, _ = version.attributes["axis"].range.bounds(rank)
-    for tensor_type in version.types:
+    low, _ = vspec.attributes["axis"].range.bounds(rank)
+    for tensor_type in vspec.types:
         values = np.sort(special_values(tensor_type))
         line = np.full(length, values[-1], dtype=tensor_type.dtype)
         minima = [1, length // 2, length - 1]

@@ -8,6 +8,8 @@ import pytest
 
 from zoo import adequacy, entry
 
+pytestmark = pytest.mark.e2e
+
 # Two correct entries, a tie bug, a rejection bug, a missing dtype kernel, and a keepdims bug
 # that ONNX's own cases do catch (so the comparison column is not trivially "conformant").
 IN_PROCESS = ("numpy-argmin", "stable-sort", "ties-last-always", "axis-wraps-modulo", "no-float16-kernel",

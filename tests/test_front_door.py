@@ -4,6 +4,7 @@ one-line errors, built-in adapters, the path form of --impl, faults, and pytest-
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -47,7 +48,7 @@ def test_unusable_runs_exit_2_with_one_line(args: list[str], words: list[str], t
 
 
 def test_a_spec_file_that_breaks_its_schema_exits_2(tmp_path: Path) -> None:
-    for folder in ("spec", "generators", "suites", "reports", "zoo"):
+    for folder in ("spec", "generators", "engine", "results", "suites", "reports", "zoo"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "out"))
     broken = tmp_path / "spec" / "argmin-12.yaml"
     broken.write_text(broken.read_text(encoding="utf-8").replace("kind: rejection", "kind: rejected", 1),
@@ -85,6 +86,41 @@ def test_xdist_gives_the_same_verdicts(tmp_path: Path) -> None:
     assert serial.returncode == parallel.returncode == 1
     strip = [line.split("(")[0] for line in verdict_lines(serial.stdout)]
     assert strip == [line.split("(")[0] for line in verdict_lines(parallel.stdout)]
+
+
+def _imports(tmp_path: Path, *extra: str) -> tuple[int, list[list[str]]]:
+    """Run the recording plug-in; (the front door's pid, [pid, process name] of each import)."""
+    log = tmp_path / "imports.log"
+    process = subprocess.Popen([sys.executable, "-m", "suites", "--impl", "tests/impls/import_recorder.py:argmin",
+                                "--versions", "13", "--dtypes", "float", "--report-dir", str(tmp_path / "out"),
+                                *QUICK, *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "ARGMIN_IMPORT_LOG": str(log)})
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode in (0, 1), stderr[-2000:]
+    return process.pid, [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_under_process_isolation_the_plugin_is_imported_only_in_workers(extra: list[str], tmp_path: Path) -> None:
+    pid, importers = _imports(tmp_path, *extra)
+    assert importers, "the plug-in was never imported"
+    assert all(name == "argmin-impl-worker" for _, name in importers), importers
+    assert str(pid) not in {importer for importer, _ in importers}
+
+
+def test_with_isolation_none_the_plugin_is_imported_in_the_run_itself(tmp_path: Path) -> None:
+    """The other side of the test above: the log does tell where the plug-in was imported."""
+    pid, importers = _imports(tmp_path, "--isolation", "none")
+    assert importers == [[str(pid), "MainProcess"]]
+
+
+def test_a_plugin_that_fails_to_import_in_its_worker_exits_2_with_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken_import.py"
+    broken.write_text("raise ImportError('the vendor SDK is missing')\n", encoding="utf-8")
+    result = run("--impl", f"{broken}:argmin", "--report-dir", str(tmp_path / "out"), *QUICK)
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "the vendor SDK is missing" in line
 
 
 def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:

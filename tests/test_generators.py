@@ -178,35 +178,35 @@ def remembering() -> Impl:
     return stateful
 
 
-def misbehaves(impl: Impl, version: spec.Version, case: Case) -> bool:
+def misbehaves(impl: Impl, vspec: spec.VersionSpec, case: Case) -> bool:
     """The implementation refuses a valid input or its answer breaks a semantic clause."""
-    expectation = expect(version, case.data, case.attributes)
+    expectation = expect(vspec, case.data, case.attributes)
     try:
-        actual = impl(case.data, opset=version.number, **case.attributes)
+        actual = impl(case.data, opset=vspec.version, **case.attributes)
     except Exception:
         return True
-    return verify(version, expectation, case.data, actual) is not None
+    return verify(vspec, expectation, case.data, actual) is not None
 
 
-def first_misbehaving(impl: Impl, version: spec.Version, cases: tuple[Case, ...]) -> Case | None:
-    return next((case for case in cases if misbehaves(impl, version, case)), None)
+def first_misbehaving(impl: Impl, vspec: spec.VersionSpec, cases: tuple[Case, ...]) -> Case | None:
+    return next((case for case in cases if misbehaves(impl, vspec, case)), None)
 
 
 def hunt(impl: Impl, pairs: Iterable[tuple[int, str]], examples: int = QUICK) -> Case | None:
-    """Runs one search of ``examples`` batches per (version, dtype), as the semantic suite does,
+    """Runs one search of ``examples`` batches per (version, type), as the semantic suite does,
     each seeded from its pair (fixed, but not the same stream for every type); the first
     misbehaving case, unshrunk, or None."""
-    for number, dtype in pairs:
-        version = VERSIONS[number]
+    for version, dtype in pairs:
+        vspec = VERSIONS[version]
         try:
-            cases = find(semantic_cases(version, dtype, batch=BATCH),
-                         lambda cases, v=version: first_misbehaving(impl, v, cases) is not None,
+            cases = find(semantic_cases(vspec, dtype, batch=BATCH),
+                         lambda cases, v=vspec: first_misbehaving(impl, v, cases) is not None,
                          settings=settings(max_examples=examples, database=None, deadline=None,
                                            phases=[Phase.generate], suppress_health_check=list(HealthCheck)),
-                         random=Random(f"{number}:{dtype}"))
+                         random=Random(f"{version}:{dtype}"))
         except NoSuchExample:
             continue
-        return first_misbehaving(impl, version, cases)
+        return first_misbehaving(impl, vspec, cases)
     return None
 
 
@@ -241,7 +241,7 @@ BUGS: dict[str, tuple[Callable[[], Impl], list[tuple[int, str]]]] = {
 def test_each_bug_class_is_found_within_the_quick_budget(bug: str) -> None:
     make, pairs = BUGS[bug]
     found = hunt(make(), pairs)
-    assert found is not None, f"{bug}: no misbehaving case in {QUICK} batches of {BATCH} per (version, dtype)"
+    assert found is not None, f"{bug}: no misbehaving case in {QUICK} batches of {BATCH} per (version, type)"
 
 
 def test_a_correct_implementation_is_never_flagged() -> None:
@@ -252,13 +252,13 @@ def test_a_correct_implementation_is_never_flagged() -> None:
 
 # --- shrinking ----------------------------------------------------------------------------------
 
-def shrunk(impl: Impl, version: spec.Version, dtype: str, examples: int) -> Case:
+def shrunk(impl: Impl, vspec: spec.VersionSpec, dtype: str, examples: int) -> Case:
     """The misbehaving case of the smallest failing batch, as the suites report it."""
-    cases = find(semantic_cases(version, dtype, batch=BATCH),
-                 lambda cases: first_misbehaving(impl, version, cases) is not None,
+    cases = find(semantic_cases(vspec, dtype, batch=BATCH),
+                 lambda cases: first_misbehaving(impl, vspec, cases) is not None,
                  settings=settings(max_examples=examples, derandomize=True, database=None, deadline=None,
                                    suppress_health_check=list(HealthCheck)))
-    return first_misbehaving(impl, version, cases)
+    return first_misbehaving(impl, vspec, cases)
 
 
 def test_a_bug_needing_one_tie_shrinks_to_a_handful_of_elements() -> None:
@@ -279,26 +279,26 @@ def _targets(case: Case) -> set[str]:
     return {tag.split(":", 1)[1] for tag in case.tags if tag.startswith(("clause:", "topic:"))}
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_semantic_cases_are_valid_and_honestly_tagged(number: int) -> None:
-    version = VERSIONS[number]
-    for dtype in version.type_names:
-        for case in sample(semantic_cases(version, dtype), 40):
-            kind, clauses = classify(version, case.data, case.attributes)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_semantic_cases_are_valid_and_honestly_tagged(version: int) -> None:
+    vspec = VERSIONS[version]
+    for type_name in vspec.type_names:
+        for case in sample(semantic_cases(vspec, type_name), 40):
+            kind, clauses = classify(vspec, case.data, case.attributes)
             assert (kind, case.intent) == ("semantic", "semantic"), f"{[c.id for c in clauses]} on {case!r}"
-            axis = version.effective(case.attributes)["axis"] % case.data.ndim
-            assert f"dtype:{dtype}" in case.tags and f"rank:{case.data.ndim}" in case.tags
-            assert case.data.dtype == version.type(dtype).dtype and 1 <= case.data.ndim <= 8
+            axis = vspec.effective(case.attributes)["axis"] % case.data.ndim
+            assert f"type:{type_name}" in case.tags and f"rank:{case.data.ndim}" in case.tags
+            assert case.data.dtype == vspec.type(type_name).dtype and 1 <= case.data.ndim <= 8
             assert case.data.shape[axis] >= 1, "a valid case never has an empty reduced axis"
             assert ("zero-size:yes" in case.tags) == (case.data.size == 0)
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_rejection_and_census_cases_fall_under_the_clauses_they_target(number: int) -> None:
-    version = VERSIONS[number]
-    for strategy, kind in ((rejection_cases(version), "rejection"), (undefined_cases(version), "undefined")):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_rejection_and_census_cases_fall_under_the_clauses_they_target(version: int) -> None:
+    vspec = VERSIONS[version]
+    for strategy, kind in ((rejection_cases(vspec), "rejection"), (undefined_cases(vspec), "undefined")):
         for case in sample(strategy, 150):
-            got, clauses = classify(version, case.data, case.attributes)
+            got, clauses = classify(vspec, case.data, case.attributes)
             assert (got, case.intent) == (kind, kind), f"classified {got} ({[c.id for c in clauses]}): {case!r}"
             assert _targets(case) and _targets(case) <= {c.id for c in clauses}, f"{case.tags} vs {clauses}"
 
@@ -342,37 +342,37 @@ def test_no_empty_valid_input_where_the_version_makes_it_undefined() -> None:
     assert rate(sample(semantic_cases(VERSIONS[12], "float"), 200), "zero-size:yes") > 0.02
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_every_rejection_and_undefined_clause_is_targeted(number: int) -> None:
-    version = VERSIONS[number]
-    for strategy, kind, key in ((rejection_cases(version), "rejection", "clause"),
-                                (undefined_cases(version), "undefined", "topic")):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_rejection_and_undefined_clause_is_targeted(version: int) -> None:
+    vspec = VERSIONS[version]
+    for strategy, kind, key in ((rejection_cases(vspec), "rejection", "clause"),
+                                (undefined_cases(vspec), "undefined", "topic")):
         cases = sample(strategy, 200)
-        wanted = {c.id for c in version.of_kind(kind) if c.when}
+        wanted = {c.id for c in vspec.of_kind(kind) if c.when}
         low = {cid: rate(cases, f"{key}:{cid}") for cid in wanted if rate(cases, f"{key}:{cid}") < 0.05}
-        assert not low, f"ArgMin-{number} {kind} clauses too rare: {low}"
+        assert not low, f"ArgMin-{version} {kind} clauses too rare: {low}"
 
 
 def test_rejected_types_cover_every_type_outside_t() -> None:
-    for version in VERSIONS.values():
-        seen = {t for c in sample(rejection_cases(version), 400) if "reject:type" in c.tags for t in c.tags}
-        missing = {f"dtype:{t.name}" for t in spec.outside_types(version)} - seen
-        assert not missing, f"ArgMin-{version.number} never rejects {missing}"
+    for vspec in VERSIONS.values():
+        seen = {t for c in sample(rejection_cases(vspec), 400) if "reject:type" in c.tags for t in c.tags}
+        missing = {f"type:{t.name}" for t in spec.outside_types(vspec)} - seen
+        assert not missing, f"ArgMin-{vspec.version} never rejects {missing}"
 
 
 def test_nan_lands_in_every_position_and_only_for_float_types() -> None:
-    version = VERSIONS[13]
-    cases = sample(undefined_cases(version, "float16"), 300)
+    vspec = VERSIONS[13]
+    cases = sample(undefined_cases(vspec, "float16"), 300)
     for place in ("first", "middle", "last", "all"):
         assert rate(cases, f"nan-position:{place}") > 0.02, place
-    assert not any("topic:C14" in c.tags for c in sample(undefined_cases(version, "int32"), 100))
+    assert not any("topic:C14" in c.tags for c in sample(undefined_cases(vspec, "int32"), 100))
 
 
 def _nan_policies(impl: Impl, cases: list[Case]) -> set[str]:
     """The coherent NaN policies that explain every answer ``impl`` gives on NaN cases."""
-    version, policies = VERSIONS[13], {"nan-is-minimum", "nan-ignored"}
+    vspec, policies = VERSIONS[13], {"nan-is-minimum", "nan-ignored"}
     for case in cases:
-        axis = version.effective(case.attributes)["axis"] % case.data.ndim
+        axis = vspec.effective(case.attributes)["axis"] % case.data.ndim
         values = _comparable(case.data).astype(np.float64)
         nan = np.isnan(values)
         answer = impl(case.data, opset=13, axis=axis, keepdims=0)

@@ -12,8 +12,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from suites.isolation import Reply, Runner, benchmark
-from suites.plugins import UsageError
+from engine.isolation import Reply, Runner, benchmark
+from engine.plugins import UsageError
 
 IMPLS = Path(__file__).parent / "impls"
 FAULTY = f"{IMPLS / 'plugin_faulty.py'}:by_value"

@@ -28,21 +28,21 @@ GENERATED_PER_VERSION = 2500
 SEED = 20261129
 
 
-def _describe(version: spec.Version, data: np.ndarray, attributes: Mapping[str, int]) -> str:
+def _describe(vspec: spec.VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) -> str:
     values = data.ravel()[:40].tolist()
     more = "..." if data.size > 40 else ""
-    return f"ArgMin-{version.number} {data.dtype}{list(data.shape)} {dict(attributes)} data={values}{more}"
+    return f"ArgMin-{vspec.version} {data.dtype}{list(data.shape)} {dict(attributes)} data={values}{more}"
 
 
-def _check_against_references(version: spec.Version, data: np.ndarray,
+def _check_against_references(vspec: spec.VersionSpec, data: np.ndarray,
                               attributes: Mapping[str, int]) -> tuple[str, bool]:
     """Oracle vs scan (exact, both tie rules), oracle's verdict on each scan answer and on
     onnx.reference's answer. Returns the tie rule and whether the first and last minima differ
     somewhere, for the caller's coverage count."""
-    context = _describe(version, data, attributes)
-    expectation = expect(version, data, attributes)
+    context = _describe(vspec, data, attributes)
+    expectation = expect(vspec, data, attributes)
     assert expectation.kind == "semantic", context
-    effective = version.effective(attributes)
+    effective = vspec.effective(attributes)
     keepdims = bool(effective["keepdims"])
     scanned = {rule: scan_argmin(data, effective["axis"], keepdims=keepdims, last=rule == "last")
                for rule in ("first", "last")}
@@ -51,34 +51,34 @@ def _check_against_references(version: spec.Version, data: np.ndarray,
         if computed is not None:
             assert computed.dtype == np.int64, context
             np.testing.assert_array_equal(computed, answer, err_msg=f"{rule} minimum: {context}")
-        violation = verify(version, expectation, data, answer)
+        violation = verify(vspec, expectation, data, answer)
         if expectation.tie_rule in ("any", rule):
             assert violation is None, f"{violation}: {context}"
         elif not np.array_equal(answer, scanned[expectation.tie_rule]):
             assert violation is not None and (violation.clause.id, violation.problem) == ("C6", "wrong-tie"), context
-    observed = reference_evaluator(version.number, data, attributes)
-    assert verify(version, expectation, data, observed) is None, f"onnx.reference gave {observed}: {context}"
+    observed = reference_evaluator(vspec.version, data, attributes)
+    assert verify(vspec, expectation, data, observed) is None, f"onnx.reference gave {observed}: {context}"
     return expectation.tie_rule, not np.array_equal(scanned["first"], scanned["last"])
 
 
 # --- (a) ONNX's own backend cases ----------------------------------------------------------------
 
-@pytest.mark.parametrize(("case", "number"), [
-    pytest.param(case, number, id=f"{case.name}-v{number}") for case in onnx_cases() for number in VERSIONS
+@pytest.mark.parametrize(("case", "version"), [
+    pytest.param(case, version, id=f"{case.name}-v{version}") for case in onnx_cases() for version in VERSIONS
 ])
-def test_onnx_backend_case(case: OnnxCase, number: int) -> None:
-    version = spec.load(number)
-    kind, clauses = classify(version, case.data, case.attributes)
+def test_onnx_backend_case(case: OnnxCase, version: int) -> None:
+    vspec = spec.load(version)
+    kind, clauses = classify(vspec, case.data, case.attributes)
     ids = tuple(c.id for c in clauses)
-    if any(name not in version.attributes for name in case.attributes):
+    if any(name not in vspec.attributes for name in case.attributes):
         assert (kind, ids) == ("rejection", ("C13",)), "select_last_index before v12 must be rejected"
         return
-    if number == 1 and case.attributes.get("axis", 0) < 0:
+    if version == 1 and case.attributes.get("axis", 0) < 0:
         assert (kind, ids) == ("undefined", ("C19",)), "ArgMin-1 does not define negative axes"
         return
     assert kind == "semantic"
-    expectation = expect(version, case.data, case.attributes)
-    violation = verify(version, expectation, case.data, case.output)
+    expectation = expect(vspec, case.data, case.attributes)
+    violation = verify(vspec, expectation, case.data, case.output)
     assert violation is None, violation
     if expectation.required is not None:
         np.testing.assert_array_equal(expectation.required, case.output)
@@ -94,43 +94,43 @@ def test_backend_cases_are_all_there() -> None:
 
 # --- (b) onnx.reference and (c) the pure-Python scan, on generated inputs ------------------------
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_generated_inputs_agree_with_references(number: int) -> None:
-    version = spec.load(number)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_generated_inputs_agree_with_references(version: int) -> None:
+    vspec = spec.load(version)
     seen: Counter[str] = Counter()
-    for data, attributes in generated_inputs(version, GENERATED_PER_VERSION, SEED):
-        kind, _ = classify(version, data, attributes)
+    for data, attributes in generated_inputs(vspec, GENERATED_PER_VERSION, SEED):
+        kind, _ = classify(vspec, data, attributes)
         seen[kind] += 1
         if kind != "semantic":
             continue
-        tie_rule, ties = _check_against_references(version, data, attributes)
+        tie_rule, ties = _check_against_references(vspec, data, attributes)
         seen["tie-rule:" + tie_rule] += 1
         seen["ties"] += ties
-        seen["dtype:" + spec.type_of(data.dtype).name] += 1
+        seen["type:" + spec.type_of(data.dtype).name] += 1
         seen[f"rank:{data.ndim}"] += 1
         seen["zero-size"] += data.size == 0
-        seen["negative-axis"] += version.effective(attributes)["axis"] < 0
+        seen["negative-axis"] += vspec.effective(attributes)["axis"] < 0
         seen[f"keepdims:{attributes.get('keepdims', 'omitted')}"] += 1
     # The generator must reach what it claims to, or this test proves little.
     assert seen["semantic"] >= 0.9 * GENERATED_PER_VERSION, seen
     assert seen["ties"] >= 0.3 * seen["semantic"], seen
-    assert all(seen[f"dtype:{name}"] >= 20 for name in version.type_names), seen
+    assert all(seen[f"type:{name}"] >= 20 for name in vspec.type_names), seen
     assert seen["rank:8"] >= 10 and seen["keepdims:0"] >= 50 and seen["keepdims:omitted"] >= 50, seen
-    assert (seen["zero-size"] >= 5) == (number != 11), seen  # at v11 empty inputs are undefined (C16)
-    assert (seen["negative-axis"] >= 50) == (number != 1), seen
-    expected_rules = {"tie-rule:any"} if "select_last_index" not in version.attributes else {
+    assert (seen["zero-size"] >= 5) == (version != 11), seen  # at v11 empty inputs are undefined (C16)
+    assert (seen["negative-axis"] >= 50) == (version != 1), seen
+    expected_rules = {"tie-rule:any"} if "select_last_index" not in vspec.attributes else {
         "tie-rule:first", "tie-rule:last"}
     assert {k for k in seen if k.startswith("tie-rule:")} == expected_rules, seen
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_long_axes_agree_with_references(number: int) -> None:
-    version = spec.load(number)
-    last_index = {"select_last_index": 1} if "select_last_index" in version.attributes else {}
-    for data, attributes in long_axis_inputs(version):
-        _check_against_references(version, data, attributes)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_long_axes_agree_with_references(version: int) -> None:
+    vspec = spec.load(version)
+    last_index = {"select_last_index": 1} if "select_last_index" in vspec.attributes else {}
+    for data, attributes in long_axis_inputs(vspec):
+        _check_against_references(vspec, data, attributes)
         if last_index:
-            _check_against_references(version, data, {**attributes, **last_index})
+            _check_against_references(vspec, data, {**attributes, **last_index})
 
 
 @pytest.mark.parametrize("block", [7, 64, 1 << 18])
@@ -169,21 +169,21 @@ FAMILIES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "number", "data", "attributes", "kind", "clause_id"), [
-    pytest.param(name, number, data, attributes, kind, clause_id, id=f"{name}-v{number}")
-    for name, numbers, data, attributes, kind, clause_id in FAMILIES for number in numbers
+@pytest.mark.parametrize(("name", "version", "data", "attributes", "kind", "clause_id"), [
+    pytest.param(name, version, data, attributes, kind, clause_id, id=f"{name}-v{version}")
+    for name, numbers, data, attributes, kind, clause_id in FAMILIES for version in numbers
 ])
-def test_classify_invalid_and_undefined(name: str, number: int, data: np.ndarray, attributes: dict,
+def test_classify_invalid_and_undefined(name: str, version: int, data: np.ndarray, attributes: dict,
                                         kind: str, clause_id: str) -> None:
-    version = spec.load(number)
-    found_kind, clauses = classify(version, data, attributes)
+    vspec = spec.load(version)
+    found_kind, clauses = classify(vspec, data, attributes)
     assert (found_kind, clause_id in {c.id for c in clauses}) == (kind, True), (found_kind, clauses)
     assert all(c.kind == kind for c in clauses)
-    assert expect(version, data, attributes).kind == kind
-    assert expect(version, data, attributes).first is None, "no answer is invented for invalid input"
+    assert expect(vspec, data, attributes).kind == kind
+    assert expect(vspec, data, attributes).first is None, "no answer is invented for invalid input"
 
 
-@pytest.mark.parametrize(("number", "data", "attributes", "kind", "clause_id"), [
+@pytest.mark.parametrize(("version", "data", "attributes", "kind", "clause_id"), [
     # A node the version does not admit is rejected even when its data is undefined territory ...
     (1, np.array([[1.0, 0.5]], F32), {"axis": -1, "select_last_index": 1}, "rejection", "C13"),
     (11, np.zeros((0, 2), F32), {"select_last_index": 0}, "rejection", "C13"),
@@ -193,34 +193,34 @@ def test_classify_invalid_and_undefined(name: str, number: int, data: np.ndarray
     (1, np.array(1.0, F32), {}, "undefined", "C20"),
     (13, np.array([[np.nan]], F32), {"axis": 2}, "undefined", "C14"),
 ])
-def test_classify_precedence(number: int, data: np.ndarray, attributes: dict, kind: str, clause_id: str) -> None:
-    found_kind, clauses = classify(spec.load(number), data, attributes)
+def test_classify_precedence(version: int, data: np.ndarray, attributes: dict, kind: str, clause_id: str) -> None:
+    found_kind, clauses = classify(spec.load(version), data, attributes)
     assert (found_kind, clause_id in {c.id for c in clauses}) == (kind, True), (found_kind, clauses)
 
 
-@pytest.mark.parametrize(("number", "data", "attributes"), [
+@pytest.mark.parametrize(("version", "data", "attributes"), [
     (1, np.zeros((0, 3), F32), {"axis": 1}),  # zero-size non-reduced axis: semantic except at v11
     (12, np.zeros((0, 3), F32), {"axis": 1}),
     (13, np.zeros((0, 3), F32), {"axis": 1, "keepdims": 0}),
     (11, np.ones((2, 3), F32), {"axis": -2}),  # negative axes are valid from v11
     (1, np.ones((2, 3), F32), {"axis": 1}),
 ])
-def test_classify_valid_edges(number: int, data: np.ndarray, attributes: dict) -> None:
-    version = spec.load(number)
-    assert classify(version, data, attributes) == ("semantic", ())
-    expectation = expect(version, data, attributes)
-    assert verify(version, expectation, data, scan_argmin(data, attributes["axis"],
+def test_classify_valid_edges(version: int, data: np.ndarray, attributes: dict) -> None:
+    vspec = spec.load(version)
+    assert classify(vspec, data, attributes) == ("semantic", ())
+    expectation = expect(vspec, data, attributes)
+    assert verify(vspec, expectation, data, scan_argmin(data, attributes["axis"],
                   keepdims=bool(attributes.get("keepdims", 1)), last=False)) is None
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_types_outside_t_are_rejected(number: int) -> None:
-    version = spec.load(number)
-    outside = spec.outside_types(version)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_types_outside_t_are_rejected(version: int) -> None:
+    vspec = spec.load(version)
+    outside = spec.outside_types(vspec)
     assert outside, "every version leaves some known type out"
     for tensor_type in outside:
         data = np.array([1, 0], dtype=np.float64).astype(tensor_type.dtype)
-        kind, clauses = classify(version, data, {})
+        kind, clauses = classify(vspec, data, {})
         assert (kind, tuple(c.id for c in clauses)) == ("rejection", ("C12",)), tensor_type.name
 
 
@@ -229,9 +229,9 @@ def test_types_outside_t_are_rejected(number: int) -> None:
 TIES = np.array([[3, 1, 2, 1], [0, 5, 0, 0]], dtype=np.int32)  # first minima [1, 0], last [3, 3]
 
 
-def _verdict(number: int, attributes: dict, actual: object) -> tuple[str, str] | None:
-    version = spec.load(number)
-    violation = verify(version, expect(version, TIES, attributes), TIES, actual)
+def _verdict(version: int, attributes: dict, actual: object) -> tuple[str, str] | None:
+    vspec = spec.load(version)
+    violation = verify(vspec, expect(vspec, TIES, attributes), TIES, actual)
     if violation is None:
         return None
     assert "\n" not in violation.message and violation.message
@@ -259,13 +259,13 @@ def test_verify_select_last_index_1() -> None:
     assert _verdict(13, {"axis": 1, "keepdims": 0}, np.array([[1], [0]], np.int64)) == ("C3", "shape")
 
 
-@pytest.mark.parametrize("number", [1, 11])
-def test_verify_accepts_any_minimal_index_where_ties_are_undefined(number: int) -> None:
+@pytest.mark.parametrize("version", [1, 11])
+def test_verify_accepts_any_minimal_index_where_ties_are_undefined(version: int) -> None:
     for row0 in (1, 3):
         for row1 in (0, 2, 3):
-            assert _verdict(number, {"axis": 1}, np.array([[row0], [row1]], np.int64)) is None
-    assert _verdict(number, {"axis": 1}, np.array([[2], [0]], np.int64)) == ("C5", "not-a-minimum")
-    assert _verdict(number, {"axis": 1}, np.array([[1], [1]], np.int64)) == ("C5", "not-a-minimum")
+            assert _verdict(version, {"axis": 1}, np.array([[row0], [row1]], np.int64)) is None
+    assert _verdict(version, {"axis": 1}, np.array([[2], [0]], np.int64)) == ("C5", "not-a-minimum")
+    assert _verdict(version, {"axis": 1}, np.array([[1], [1]], np.int64)) == ("C5", "not-a-minimum")
 
 
 # --- exactness: the oracle never converts ------------------------------------------------------------
@@ -291,9 +291,9 @@ BF16_SUB = ml_dtypes.finfo(BF16).smallest_subnormal
     pytest.param(np.array([-np.inf, -np.finfo(np.float64).max], np.float64), 0, 0, id="float64-inf"),
 ])
 def test_oracle_is_exact(data: np.ndarray, first: int, last: int) -> None:
-    version = spec.load(13)
+    vspec = spec.load(13)
     for select_last_index, wanted in ((0, first), (1, last)):
-        expectation = expect(version, data, {"select_last_index": select_last_index})
+        expectation = expect(vspec, data, {"select_last_index": select_last_index})
         assert expectation.required.dtype == np.int64
         assert expectation.required.tolist() == [wanted], (data, select_last_index)
 
@@ -307,17 +307,17 @@ def test_oracle_does_not_modify_or_copy_to_another_dtype() -> None:
 
 # --- where onnx.reference and the spec part ways (observed with onnx 1.23) --------------------------
 
-def _outcome(number: int, data: np.ndarray, attributes: dict) -> object:
+def _outcome(version: int, data: np.ndarray, attributes: dict) -> object:
     """onnx.reference's result as a plain list, or the name of the exception it raised."""
     try:
-        result = reference_evaluator(number, data, attributes)
+        result = reference_evaluator(version, data, attributes)
     except Exception as exc:  # the exception type is what we record
         return type(exc).__name__
     assert result.dtype == np.int64
     return result.tolist()
 
 
-@pytest.mark.parametrize(("name", "number", "data", "attributes", "spec_says", "observed"), [
+@pytest.mark.parametrize(("name", "version", "data", "attributes", "spec_says", "observed"), [
     # onnx.reference agrees with the spec: it raises.
     ("axis-out-of-range", 13, np.ones(2, F32), {"axis": 1}, "rejection", "AxisError"),
     ("axis-below-range", 13, np.ones(2, F32), {"axis": -2}, "rejection", "AxisError"),
@@ -339,7 +339,7 @@ def _outcome(number: int, data: np.ndarray, attributes: dict) -> object:
     ("nan-is-the-minimum", 13, np.array([0.5, np.nan, 0.5], F32), {}, "undefined", [1]),
     ("empty-input-at-v11", 11, np.zeros((3, 0), F32), {"axis": 0}, "undefined", [[]]),
 ])
-def test_onnx_reference_where_the_spec_is_strict_or_silent(name: str, number: int, data: np.ndarray,
+def test_onnx_reference_where_the_spec_is_strict_or_silent(name: str, version: int, data: np.ndarray,
                                                            attributes: dict, spec_says: str, observed: object) -> None:
-    assert classify(spec.load(number), data, attributes)[0] == spec_says
-    assert _outcome(number, data, attributes) == observed
+    assert classify(spec.load(version), data, attributes)[0] == spec_says
+    assert _outcome(version, data, attributes) == observed

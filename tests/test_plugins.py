@@ -11,8 +11,8 @@ import onnx
 import onnxruntime
 import pytest
 
-from suites import adapters
-from suites.plugins import UsageError, describe, portable, resolve
+from engine import adapters
+from engine.plugins import UsageError, describe, portable, resolve
 
 IMPLS = Path(__file__).parent / "impls"
 GOOD = IMPLS / "plugin_good.py"

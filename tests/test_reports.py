@@ -4,7 +4,6 @@ incomplete runs), replay snippets, JUnit XML, run comparison and the command lin
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import sys
 import types
@@ -20,12 +19,12 @@ import spec
 from reports import aggregate, write_reports
 from reports.__main__ import main
 from reports.compare import compare
-from reports.environment import collect
 from reports.i18n import MESSAGES
 from reports.junit import to_junit
 from reports.render import render_report
 from reports.replay import build_expression
-from suites.results import CaseResult, CensusRecord, Counterexample, Tensor, to_json
+from results import CaseResult, CensusRecord, Counterexample, Tensor, to_json
+from results.environment import collect
 from tests.report_fixtures.runs import STUB, failing_run, incomplete_run, passing_run, tensor
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +45,7 @@ def _validate(document: dict) -> None:
 def _hostile_run():
     """A failing run whose implementation returns and raises markup everywhere it can."""
     raw = failing_run()
-    ce = Counterexample(tensor([1.0, 0.0], "float"), {"axis": 0}, 13, tensor([1], "int64", [1]), SCRIPT,
+    ce = Counterexample(tensor([1.0, 0.0], "float"), {"axis": 0}, tensor([1], "int64", [1]), SCRIPT,
                         "error", f"the implementation raised: {MARKUP}\x00\x1b[31m")
     raw.results.append(CaseResult(13, "float", "property", "semantic", "error", ["C1"], "C1", ["rank:1"],
                                   "t", 0.0, ce))
@@ -96,7 +95,7 @@ def test_clause_counts_charge_only_the_deciding_clause(failing: dict) -> None:
 
 
 def test_matrix_counts_cases_per_version_and_type(failing: dict) -> None:
-    cells = {(c["version"], c["dtype"]): c for c in failing["matrix"]}
+    cells = {(c["version"], c["type"]): c for c in failing["matrix"]}
     assert cells[13, "bfloat16"]["counts"]["fail"] == 2 and cells[13, "bfloat16"]["outcome"] == "fail"
     assert cells[12, "bfloat16"]["in_t"] is False and cells[12, "bfloat16"]["cases"] == 0
     assert cells[1, "bool"]["outcome"] == "pass" and not cells[1, "bool"]["in_t"]
@@ -104,9 +103,9 @@ def test_matrix_counts_cases_per_version_and_type(failing: dict) -> None:
 
 
 def test_failures_are_distinct_with_the_smallest_counterexample(failing: dict) -> None:
-    keys = [(f["version"], f["clause"], f["dtype"], f["problem"]) for f in failing["failures"]]
+    keys = [(f["version"], f["clause"], f["type"], f["problem"]) for f in failing["failures"]]
     assert len(keys) == len(set(keys)) == 6
-    bf16 = next(f for f in failing["failures"] if f["dtype"] == "bfloat16")
+    bf16 = next(f for f in failing["failures"] if f["type"] == "bfloat16")
     assert bf16["occurrences"] == 2
     assert bf16["counterexample"]["input"]["values"] == ["1.0", "-3.3895313892515355e+38", "0.0078125"]
 
@@ -122,11 +121,11 @@ def test_census_policy_is_the_intersection_of_fits(failing: dict) -> None:
 
 
 def test_coverage_reports_unreached_partitions(failing: dict) -> None:
-    cells = {(c["version"], c["dtype"]): c for c in failing["coverage"]["cells"]}
+    cells = {(c["version"], c["type"]): c for c in failing["coverage"]["cells"]}
     assert "special:subnormal" in cells[1, "float16"]["unreached"]
     assert "special:subnormal" not in cells[11, "float16"]["unreached"]
     assert "special:subnormal" not in cells[1, "int8"]["unreached"]  # other family: never possible
-    assert not any(t.startswith("dtype:") for c in cells.values() for t in c["tags"])
+    assert not any(t.startswith("type:") for c in cells.values() for t in c["tags"])
 
 
 def test_version_differences_come_from_the_spec(failing: dict) -> None:
@@ -142,8 +141,8 @@ def test_failing_report_shows_its_counterexamples(tmp_path: Path) -> None:
     for exact in ("-3.3895313892515355e+38", "18446744073709551615", "-9223372036854775808",
                   "5.960464477539063e-08", "select_last_index=1"):
         assert exact in html
-    assert "from suites.plugins import resolve" in html and "Non-conformant" in html
-    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/1"
+    assert "from engine.plugins import resolve" in html and "Non-conformant" in html
+    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/2"
 
 
 def test_implementation_text_cannot_inject_markup(tmp_path: Path) -> None:
@@ -161,7 +160,7 @@ def test_implementation_text_cannot_inject_markup(tmp_path: Path) -> None:
 def test_replay_snippet_keeps_returned_text_inside_its_comment() -> None:
     raw = failing_run()
     escape = "boom\nimport os; os.system('echo pwned')\r\u2028print('x')"
-    ce = Counterexample(tensor([1.0], "float"), {}, 13, "must raise", escape, "error", "m")
+    ce = Counterexample(tensor([1.0], "float"), {}, "must raise", escape, "error", "m")
     raw.results = [CaseResult(13, "float", "property", "semantic", "error", ["C1"], "C1", [], "t", 0.0, ce)]
     replay = aggregate(raw)["failures"][0]["replay"]
     assert not any(line.startswith(("import os", "print('x')")) for line in replay.splitlines())
@@ -171,7 +170,7 @@ def test_replay_snippet_keeps_returned_text_inside_its_comment() -> None:
 def test_odd_tensors_from_the_implementation_still_render() -> None:
     raw = failing_run()
     odd = Tensor("object", [2], ["<b>1</b>", "2", "3"])  # shape and values disagree
-    ce = Counterexample(tensor([], "float", [0, 3]), {"axis": 1}, 13, tensor([], "int64", [0, 1]), odd, "shape", "")
+    ce = Counterexample(tensor([], "float", [0, 3]), {"axis": 1}, tensor([], "int64", [0, 1]), odd, "shape", "")
     raw.results.append(CaseResult(13, "float", "property", "semantic", "fail", ["C3"], "C3", [], "t", 0.0, ce))
     document = aggregate(raw)
     _validate(document)
@@ -230,24 +229,22 @@ def test_replay_rebuilds_exact_values(dtype: str, values: list[str], expected: n
 
 def test_replay_snippets_call_the_implementation_with_the_recorded_input(failing: dict, monkeypatch) -> None:
     calls = []
-    plugins = types.ModuleType("suites.plugins")
+    plugins = types.ModuleType("engine.plugins")
     plugins.resolve = lambda impl: lambda data, **kwargs: calls.append((impl, data, kwargs)) or "ok"
-    monkeypatch.setitem(sys.modules, "suites.plugins", plugins)
+    monkeypatch.setitem(sys.modules, "engine.plugins", plugins)
     for failure in failing["failures"]:
         ce = failure["counterexample"]
         exec(compile(failure["replay"], "<replay>", "exec"), {})
         impl, data, kwargs = calls.pop()
-        assert impl == STUB and kwargs == {"opset": ce["opset"], **ce["attributes"]}
-        assert list(data.shape) == ce["input"]["shape"] and data.dtype == spec.catalogue()[ce["input"]["dtype"]].dtype
+        assert impl == STUB and kwargs == {"opset": failure["version"], **ce["attributes"]}
+        assert list(data.shape) == ce["input"]["shape"] and data.dtype == spec.catalogue()[ce["input"]["type"]].dtype
         readback = [str(float(v)) if data.dtype.kind in "fV" else str(v) for v in data.reshape(-1).tolist()]
         assert [str(float(v)) if data.dtype.kind in "fV" else v for v in ce["input"]["values"]] == readback
 
 
 def test_replay_snippet_runs_against_the_real_plugin_loader(failing: dict, capsys, monkeypatch) -> None:
-    if importlib.util.find_spec("suites.plugins") is None:
-        pytest.skip("suites.plugins is not there yet")
     monkeypatch.chdir(REPO)
-    bf16 = next(f for f in failing["failures"] if f["dtype"] == "bfloat16")
+    bf16 = next(f for f in failing["failures"] if f["type"] == "bfloat16")
     exec(compile(bf16["replay"], "<replay>", "exec"), {})
     assert capsys.readouterr().out.strip() == "[1]"  # the stub is a correct ArgMin
 
@@ -267,7 +264,7 @@ def test_junit_has_a_suite_per_version_and_a_case_per_clause(failing: dict) -> N
 
 def _regressed_run():
     raw = passing_run()
-    ce = Counterexample(tensor([2.0, 1.0], "float"), {}, 13, tensor([1], "int64", [1]), tensor([0], "int64", [1]),
+    ce = Counterexample(tensor([2.0, 1.0], "float"), {}, tensor([1], "int64", [1]), tensor([0], "int64", [1]),
                         "not-a-minimum", "index 0 is not a minimum")
     raw.results.append(CaseResult(13, "float", "property", "semantic", "fail", ["C1", "C5"], "C5", [], "t", 0.0, ce))
     raw.census = [dataclasses.replace(raw.census[0], fits=["nan-ignored"])]

@@ -63,9 +63,9 @@ def test_12_to_13_adds_bfloat16_and_nothing_else() -> None:
                                                                             "now in T"))]
 
 
-@pytest.mark.parametrize("number", [1, 11, 12, 13])
-def test_a_version_against_itself_is_empty(number: int) -> None:
-    assert diff(spec.load(number), spec.load(number)) == []
+@pytest.mark.parametrize("version", [1, 11, 12, 13])
+def test_a_version_against_itself_is_empty(version: int) -> None:
+    assert diff(spec.load(version), spec.load(version)) == []
 
 
 def test_diff_runs_backwards_too() -> None:

@@ -44,36 +44,36 @@ KINDS = {
 }
 
 
-def _by_title(version: spec.Version, title: str) -> spec.Clause | None:
-    found = [c for c in version.clauses if c.title == title]
-    assert len(found) <= 1, f"ArgMin-{version.number} has {len(found)} clauses titled {title!r}"
+def _by_title(vspec: spec.VersionSpec, title: str) -> spec.Clause | None:
+    found = [c for c in vspec.clauses if c.title == title]
+    assert len(found) <= 1, f"ArgMin-{vspec.version} has {len(found)} clauses titled {title!r}"
     return found[0] if found else None
 
 
 def test_versions_are_the_four_files() -> None:
     assert spec.versions() == VERSIONS
-    assert tuple(v.number for v in spec.load_all()) == VERSIONS
+    assert tuple(v.version for v in spec.load_all()) == VERSIONS
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_types_and_output(number: int) -> None:
-    version = spec.load(number)
-    expected = BASE_TYPES | ({"bfloat16"} if number >= 13 else set())
-    assert set(version.type_names) == expected
-    assert len(version.type_names) == len(expected), "a type is listed twice"
-    assert version.outputs == (("reduced", "tensor(int64)"),)
-    assert version.clause_for_check("output-dtype").facts == {"dtype": "int64"}
-    outside = {t.name for t in spec.outside_types(version)}
+@pytest.mark.parametrize("version", VERSIONS)
+def test_types_and_output(version: int) -> None:
+    vspec = spec.load(version)
+    expected = BASE_TYPES | ({"bfloat16"} if version >= 13 else set())
+    assert set(vspec.type_names) == expected
+    assert len(vspec.type_names) == len(expected), "a type is listed twice"
+    assert vspec.outputs == (("reduced", "tensor(int64)"),)
+    assert vspec.clause_for_check("output-dtype").facts == {"dtype": "int64"}
+    outside = {t.name for t in spec.outside_types(vspec)}
     assert outside.isdisjoint(expected)
     assert {"bool", "complex64", "complex128", "float8e4m3fn", "float8e5m2"} <= outside
-    assert ("bfloat16" in outside) == (number < 13)
+    assert ("bfloat16" in outside) == (version < 13)
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_axis_attribute(number: int) -> None:
-    axis = spec.load(number).attributes["axis"]
+@pytest.mark.parametrize("version", VERSIONS)
+def test_axis_attribute(version: int) -> None:
+    axis = spec.load(version).attributes["axis"]
     assert (axis.type, axis.default, axis.since, axis.values) == ("int", 0, 1, None)
-    if number == 1:
+    if version == 1:
         assert (axis.range.min, axis.range.max, axis.range.stated) == ("0", "r-1", False)
         assert axis.range.bounds(4) == (0, 3)
     else:
@@ -82,59 +82,59 @@ def test_axis_attribute(number: int) -> None:
         assert axis.range.bounds(0) == (0, -1), "rank 0 leaves no valid axis"
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_keepdims_and_select_last_index(number: int) -> None:
-    version = spec.load(number)
-    keepdims = version.attributes["keepdims"]
+@pytest.mark.parametrize("version", VERSIONS)
+def test_keepdims_and_select_last_index(version: int) -> None:
+    vspec = spec.load(version)
+    keepdims = vspec.attributes["keepdims"]
     assert (keepdims.default, keepdims.values, keepdims.since, keepdims.range) == (1, (0, 1), 1, None)
-    if number < 12:
-        assert "select_last_index" not in version.attributes
-        assert version.ties_choice(0) is None and version.ties_choice(1) is None
-        reject = _by_title(version, "reject-attribute")
+    if version < 12:
+        assert "select_last_index" not in vspec.attributes
+        assert vspec.ties_choice(0) is None and vspec.ties_choice(1) is None
+        reject = _by_title(vspec, "reject-attribute")
         assert reject.when == {"undeclared_attribute": ["select_last_index"]}
     else:
-        last = version.attributes["select_last_index"]
+        last = vspec.attributes["select_last_index"]
         assert (last.default, last.values, last.since, last.range) == (0, (0, 1), 12, None)
-        assert (version.ties_choice(0), version.ties_choice(1), version.ties_choice(2)) == ("first", "last", None)
-    assert set(version.attributes) == {"axis", "keepdims"} | ({"select_last_index"} if number >= 12 else set())
+        assert (vspec.ties_choice(0), vspec.ties_choice(1), vspec.ties_choice(2)) == ("first", "last", None)
+    assert set(vspec.attributes) == {"axis", "keepdims"} | ({"select_last_index"} if version >= 12 else set())
 
 
-@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("title", sorted(KINDS))
-def test_clause_kinds(number: int, title: str) -> None:
-    clause = _by_title(spec.load(number), title)
-    assert (clause.kind if clause else None) == KINDS[title][number]
+def test_clause_kinds(version: int, title: str) -> None:
+    clause = _by_title(spec.load(version), title)
+    assert (clause.kind if clause else None) == KINDS[title][version]
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_clause_conditions(number: int) -> None:
+@pytest.mark.parametrize("version", VERSIONS)
+def test_clause_conditions(version: int) -> None:
     """The conditions that make each row of the table decidable by the oracle."""
-    version = spec.load(number)
-    conditions = {c.title: c.when for c in version.clauses if c.when}
+    vspec = spec.load(version)
+    conditions = {c.title: c.when for c in vspec.clauses if c.when}
     assert conditions["nan"] == {"contains_nan": True}
     assert conditions["empty-axis"] == {"reduced_axis_length": 0}
     assert conditions["reject-type"] == {"dtype_outside": "T"}
     assert conditions["keepdims-value"] == {"attribute_outside_values": "keepdims"}
-    assert conditions["reject-axis"] == ({"axis_above_range": True} if number == 1 else {"axis_outside_range": True})
-    if number == 1:
+    assert conditions["reject-axis"] == ({"axis_above_range": True} if version == 1 else {"axis_outside_range": True})
+    if version == 1:
         assert conditions["negative-axis"] == {"axis_below_range": True}
         assert conditions["rank-0"] == {"rank": 0}
     else:
         assert conditions["reject-rank-0"] == {"rank": 0}
-    if number == 11:
+    if version == 11:
         assert conditions["empty-input"] == {"size": 0}
-    if number >= 12:
+    if version >= 12:
         assert conditions["select-last-index-value"] == {"attribute_outside_values": "select_last_index"}
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_clause_ids_are_stable_and_bilingual(number: int) -> None:
+@pytest.mark.parametrize("version", VERSIONS)
+def test_clause_ids_are_stable_and_bilingual(version: int) -> None:
     """The same title keeps the same id in every version: results and reports cite ids."""
     ids = {}
-    for version in spec.load_all():
-        for clause in version.clauses:
+    for vspec in spec.load_all():
+        for clause in vspec.clauses:
             assert ids.setdefault(clause.title, clause.id) == clause.id, clause.title
-    for clause in spec.load(number).clauses:
+    for clause in spec.load(version).clauses:
         assert clause.text("en").strip() and clause.text("zh-TW").strip()
         assert clause.text("zh-TW") != clause.text("en")
 
@@ -146,22 +146,22 @@ def _onnx_type_name(type_str: str) -> str:
     return type_str[len("tensor("):-1]
 
 
-@pytest.mark.parametrize("number", VERSIONS)
-def test_agrees_with_onnx_schema(number: int) -> None:
-    version = spec.load(number)
-    assert version.domain == "ai.onnx" and version.operator == "ArgMin"
-    schema = onnx.defs.get_schema(version.operator, number, "")  # onnx spells ai.onnx as ""
-    assert schema.since_version == version.number
-    assert schema.support_level.name == version.support_level
-    assert schema.has_function == version.function
-    assert schema.has_type_and_shape_inference_function == version.shape_inference
-    assert tuple((f.name, f.type_str) for f in schema.inputs) == version.inputs
-    assert tuple((f.name, f.type_str) for f in schema.outputs) == version.outputs
+@pytest.mark.parametrize("version", VERSIONS)
+def test_agrees_with_onnx_schema(version: int) -> None:
+    vspec = spec.load(version)
+    assert vspec.domain == "ai.onnx" and vspec.operator == "ArgMin"
+    schema = onnx.defs.get_schema(vspec.operator, version, "")  # onnx spells ai.onnx as ""
+    assert schema.since_version == vspec.version
+    assert schema.support_level.name == vspec.support_level
+    assert schema.has_function == vspec.function
+    assert schema.has_type_and_shape_inference_function == vspec.shape_inference
+    assert tuple((f.name, f.type_str) for f in schema.inputs) == vspec.inputs
+    assert tuple((f.name, f.type_str) for f in schema.outputs) == vspec.outputs
     onnx_constraints = {c.type_param_str: [_onnx_type_name(t) for t in c.allowed_type_strs]
                         for c in schema.type_constraints}
-    assert onnx_constraints == {k: list(v) for k, v in version.type_constraints.items()}
-    assert set(schema.attributes) == set(version.attributes)
-    for name, attribute in version.attributes.items():
+    assert onnx_constraints == {k: list(v) for k, v in vspec.type_constraints.items()}
+    assert set(schema.attributes) == set(vspec.attributes)
+    for name, attribute in vspec.attributes.items():
         theirs = schema.attributes[name]
         assert theirs.type == onnx.AttributeProto.INT and attribute.type == "int"
         assert not theirs.required
@@ -178,8 +178,8 @@ def test_no_onnx_argmin_version_beyond_ours() -> None:
 
 # --- malformed spec files ------------------------------------------------------------------------
 
-def _real(number: int = 13) -> dict:
-    return yaml.safe_load((spec.load(number).source).read_text(encoding="utf-8"))
+def _real(version: int = 13) -> dict:
+    return yaml.safe_load((spec.load(version).source).read_text(encoding="utf-8"))
 
 
 def _clause_index(doc: dict, title: str) -> int:
@@ -240,7 +240,7 @@ MALFORMED = {
     "duplicate-clause-id": (_duplicate_id, "duplicate clause id"),
     "dangling-dtype-outside": (_dangling_dtype_outside, "no type constraint named 'U'"),
     "string-default": (_string_default, "'one'"),
-    "since-version-vs-file-name": (_wrong_since_version, "does not match the file name"),
+    "since-vspec-vs-file-name": (_wrong_since_version, "does not match the file name"),
     "missing-statement-language": (_missing_statement_language, "'zh-TW' is a required property"),
 }
 

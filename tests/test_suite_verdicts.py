@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 import zoo
+from engine.options import validate
+from engine.run import run_all
+from engine.session import Session
 from generators import Case, profiles
-from suites import harness
-from suites.options import validate
-from suites.results import CENSUS
-from suites.verdict import CONFORMANT, verdicts
+from results import CENSUS, CONFORMANT, verdicts
 
 # An index kept in 16 bits goes negative past 32,767 (out of range, C4) and wraps back into range
 # past 65,535 (a wrong index, C5): which one the search lands on first depends on the axis length.
@@ -25,9 +25,10 @@ FAULTY = [e for e in zoo.ENTRIES if e.bug_class in zoo.registry.FAULT_CLASSES]
 def _run(impl: str, **options: str):
     profiles.register()
     settings = validate({"impl": impl, "profile": "quick", "seed": "1", "isolation": "none", **options})
-    return settings, harness.run_all(settings)
+    return settings, run_all(settings)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("entry", IN_PROCESS, ids=[e.name for e in IN_PROCESS])
 def test_zoo_entry_is_judged_as_its_docstring_says(entry: zoo.Entry) -> None:
     settings, run = _run(entry.impl)
@@ -78,13 +79,13 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
     batches): the implementation is asked each distinct input once per test, and every answer
     it gave is recorded once."""
     asked: list[tuple[str, str]] = []
-    call = harness.Conformance.call
+    call = Session.call
 
-    def counting(self: harness.Conformance, data, opset, attributes):
-        asked.append((self.test_id, Case(opset, data, attributes).key()))
-        return call(self, data, opset, attributes)
+    def counting(self: Session, data, version, attributes):
+        asked.append((self.test_id, Case(version, data, attributes).key()))
+        return call(self, data, version, attributes)
 
-    monkeypatch.setattr(harness.Conformance, "call", counting)
+    monkeypatch.setattr(Session, "call", counting)
     _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float,int8")
     assert len(asked) == len(set(asked)), "an input was asked twice in one test"
     assert len(run.results) == len(asked)

@@ -39,29 +39,29 @@ def load(e: Entry) -> Callable:
 UNDEFINED = None
 
 
-def judge(fn: Callable, number: int, witness: Witness) -> tuple[str, ...] | None:
-    """The clause ids that catch ``fn`` on the witness at ``number``: () when it conforms,
+def judge(fn: Callable, version: int, witness: Witness) -> tuple[str, ...] | None:
+    """The clause ids that catch ``fn`` on the witness at ``version``: () when it conforms,
     None when the input is undefined there."""
-    version = spec.load(number)
+    vspec = spec.load(version)
     for data, attrs in witness.prelude:
-        fn(data, opset=number, **attrs)
+        fn(data, opset=version, **attrs)
     data, attrs = witness.data, dict(witness.attributes)
-    kind, clauses = classify(version, data, attrs)
+    kind, clauses = classify(vspec, data, attrs)
     if kind == "undefined":
         return UNDEFINED
     if kind == "rejection":
         try:
-            fn(data, opset=number, **attrs)
+            fn(data, opset=version, **attrs)
         except Exception:
             return ()
         return tuple(c.id for c in clauses)
 
     def failure(attributes: Mapping[str, int]) -> str | None:
         try:
-            actual = fn(data, opset=number, **attributes)
+            actual = fn(data, opset=version, **attributes)
         except Exception:
             return "C1"
-        violation = verify(version, expect(version, data, attributes), data, actual)
+        violation = verify(vspec, expect(vspec, data, attributes), data, actual)
         return violation.clause.id if violation else None
 
     found = failure(attrs)
@@ -69,7 +69,7 @@ def judge(fn: Callable, number: int, witness: Witness) -> tuple[str, ...] | None
         return ()
     if data.size == 0:
         return ("C9",)
-    explicit = version.effective(attrs)
+    explicit = vspec.effective(attrs)
     if explicit != attrs and failure(explicit) is None:
         return ("C7",)
     axis = attrs.get("axis")
@@ -102,9 +102,9 @@ def test_entry_metadata_matches_its_function_and_the_spec(e: Entry) -> None:
     assert e.summary and e.summary == fn.__doc__.strip().splitlines()[0]
     assert e.correct == (not e.violates)
     assert (e.bug_class in ("none", "census-only")) == e.correct
-    for number, clause_id in e.violates.items():
-        clause = spec.load(number).clause(clause_id)
-        assert clause.kind in ("semantic", "rejection"), f"{e.name}: {clause_id} is {clause.kind} at v{number}"
+    for version, clause_id in e.violates.items():
+        clause = spec.load(version).clause(clause_id)
+        assert clause.kind in ("semantic", "rejection"), f"{e.name}: {clause_id} is {clause.kind} at v{version}"
     if not e.correct:
         assert e.witnesses, f"{e.name} has no witness input"
 
@@ -133,25 +133,26 @@ def test_zoo_does_not_import_the_spec_or_the_suite() -> None:
 
 # ---- broken entries: caught exactly where they say ------------------------------------------------
 
-@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("e", CALLABLE_BROKEN, ids=lambda e: e.name)
-def test_broken_entry_is_caught_exactly_where_it_says(e: Entry, number: int) -> None:
+def test_broken_entry_is_caught_exactly_where_it_says(e: Entry, version: int) -> None:
     fn = load(e)
-    verdicts = [judge(fn, number, w) for w in e.witnesses]
+    verdicts = [judge(fn, version, w) for w in e.witnesses]
     caught = {clause for v in verdicts if v for clause in v}
-    if number in e.violates:
-        assert e.violates[number] in caught, f"{e.name} at v{number}: expected {e.violates[number]}, judged {verdicts}"
-        stray = [v for v in verdicts if v and e.violates[number] not in v]
-        assert not stray, f"{e.name} at v{number}: witnesses caught by other clauses: {stray}"
+    if version in e.violates:
+        assert e.violates[version] in caught, \
+            f"{e.name} at v{version}: expected {e.violates[version]}, judged {verdicts}"
+        stray = [v for v in verdicts if v and e.violates[version] not in v]
+        assert not stray, f"{e.name} at v{version}: witnesses caught by other clauses: {stray}"
     else:
-        assert not caught, f"{e.name} should conform at v{number} but was caught by {sorted(caught)}"
+        assert not caught, f"{e.name} should conform at v{version} but was caught by {sorted(caught)}"
 
 
-@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("e", [e for e in BROKEN if e.bug_class in FAULT_CLASSES], ids=lambda e: e.name)
-def test_crashing_and_hanging_entries_conform_off_their_trigger(e: Entry, number: int) -> None:
+def test_crashing_and_hanging_entries_conform_off_their_trigger(e: Entry, version: int) -> None:
     """In-process only on an input that does not trigger the fault."""
-    assert judge(load(e), number, Witness(np.array([[3, 1], [0, 2]], np.float32))) == ()
+    assert judge(load(e), version, Witness(np.array([[3, 1], [0, 2]], np.float32))) == ()
 
 
 def _run_witness_in_child(e: Entry, timeout: float) -> subprocess.CompletedProcess:
@@ -189,9 +190,9 @@ def _pool(dtype: np.dtype) -> np.ndarray:
     return np.array(values).astype(dtype)
 
 
-def _random_attributes(version: spec.Version, rank: int, rng: np.random.Generator) -> dict[str, int]:
+def _random_attributes(vspec: spec.VersionSpec, rank: int, rng: np.random.Generator) -> dict[str, int]:
     attributes = {}
-    for name, attribute in version.attributes.items():
+    for name, attribute in vspec.attributes.items():
         if rng.random() < 0.4:
             continue  # omitted: the implementation must apply the default
         if attribute.range is not None:
@@ -202,16 +203,16 @@ def _random_attributes(version: spec.Version, rank: int, rng: np.random.Generato
     return attributes
 
 
-def random_cases(number: int, count: int, seed: int) -> Iterator[tuple[np.ndarray, dict[str, int]]]:
+def random_cases(version: int, count: int, seed: int) -> Iterator[tuple[np.ndarray, dict[str, int]]]:
     """Valid inputs of every type of the version's T, small and occasionally long or zero-size."""
     rng = np.random.default_rng(seed)
-    version = spec.load(number)
+    vspec = spec.load(version)
     for i in range(count):
-        dtype = version.types[i % len(version.types)].dtype
+        dtype = vspec.types[i % len(vspec.types)].dtype
         rank = int(rng.choice([1, 1, 2, 2, 3, 4, 5]))
         shape = [int(d) for d in rng.integers(1, 5, rank)]
-        attributes = _random_attributes(version, rank, rng)
-        axis = attributes.get("axis", version.attributes["axis"].default) % rank
+        attributes = _random_attributes(vspec, rank, rng)
+        axis = attributes.get("axis", vspec.attributes["axis"].default) % rank
         if rng.random() < 0.1:
             shape[axis] = int(rng.integers(9, 40))  # longer than one block of the blocked entry
         if rank > 1 and rng.random() < 0.05:
@@ -223,78 +224,78 @@ def random_cases(number: int, count: int, seed: int) -> Iterator[tuple[np.ndarra
 
 @pytest.fixture(scope="module")
 def semantic_cases() -> dict[int, list]:
-    """Per version: (data, attributes, expectation) for the random inputs that are valid there."""
+    """Per vspec: (data, attributes, expectation) for the random inputs that are valid there."""
     cases = {}
-    for number in VERSIONS:
-        version = spec.load(number)
-        cases[number] = [(data, attrs, expect(version, data, attrs))
-                         for data, attrs in random_cases(number, CASES_PER_VERSION, seed=number)]
+    for version in VERSIONS:
+        vspec = spec.load(version)
+        cases[version] = [(data, attrs, expect(vspec, data, attrs))
+                         for data, attrs in random_cases(version, CASES_PER_VERSION, seed=version)]
     return cases
 
 
-@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("e", CORRECT, ids=lambda e: e.name)
-def test_correct_entry_agrees_with_the_oracle(e: Entry, number: int, semantic_cases: dict[int, list]) -> None:
-    fn, version = load(e), spec.load(number)
+def test_correct_entry_agrees_with_the_oracle(e: Entry, version: int, semantic_cases: dict[int, list]) -> None:
+    fn, vspec = load(e), spec.load(version)
     judged = 0
-    for data, attrs, expectation in semantic_cases[number]:
+    for data, attrs, expectation in semantic_cases[version]:
         if expectation.kind != "semantic":
             continue
         judged += 1
-        violation = verify(version, expectation, data, fn(data, opset=number, **attrs))
-        assert violation is None, f"{e.name} v{number} {data.dtype}{data.shape} {attrs}: {violation.message}\n{data}"
+        violation = verify(vspec, expectation, data, fn(data, opset=version, **attrs))
+        assert violation is None, f"{e.name} v{version} {data.dtype}{data.shape} {attrs}: {violation.message}\n{data}"
     assert judged >= CASES_PER_VERSION * 0.8
 
 
-def rejection_inputs(number: int) -> list[tuple[np.ndarray, dict[str, int]]]:
-    version = spec.load(number)
+def rejection_inputs(version: int) -> list[tuple[np.ndarray, dict[str, int]]]:
+    vspec = spec.load(version)
     matrix = np.array([[2, 1, 3], [0, 4, 0]], np.float32)
-    low, high = version.attributes["axis"].range.bounds(matrix.ndim)
-    undeclared = {name for n in VERSIONS for name in spec.load(n).attributes} - set(version.attributes)
+    low, high = vspec.attributes["axis"].range.bounds(matrix.ndim)
+    undeclared = {name for n in VERSIONS for name in spec.load(n).attributes} - set(vspec.attributes)
     return [
-        *((np.zeros((2, 3), t.dtype), {}) for t in spec.outside_types(version)),
+        *((np.zeros((2, 3), t.dtype), {}) for t in spec.outside_types(vspec)),
         (matrix, {"axis": high + 1}), (matrix, {"axis": low - 1}), (np.array(1.0, np.float32), {}),
         *((matrix, {name: 0}) for name in undeclared),
     ]
 
 
-@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("e", CORRECT, ids=lambda e: e.name)
-def test_correct_entry_rejects_what_it_must(e: Entry, number: int) -> None:
-    fn, version = load(e), spec.load(number)
+def test_correct_entry_rejects_what_it_must(e: Entry, version: int) -> None:
+    fn, vspec = load(e), spec.load(version)
     checked = 0
-    for data, attrs in rejection_inputs(number):
-        kind, clauses = classify(version, data, attrs)
+    for data, attrs in rejection_inputs(version):
+        kind, clauses = classify(vspec, data, attrs)
         if kind != "rejection":
             continue
         checked += 1
         with pytest.raises(Exception) as raised:
-            fn(data, opset=number, **attrs)
+            fn(data, opset=version, **attrs)
         assert not isinstance(raised.value, NotImplementedError), f"{e.name} calls {clauses[0].id} unsupported"
-    assert checked >= len(spec.outside_types(version)) + 1
+    assert checked >= len(spec.outside_types(vspec)) + 1
 
 
-def undefined_inputs(number: int) -> list[tuple[np.ndarray, dict[str, int]]]:
-    version = spec.load(number)
+def undefined_inputs(version: int) -> list[tuple[np.ndarray, dict[str, int]]]:
+    vspec = spec.load(version)
     nan = np.array([[1.0, np.nan, 0.0], [np.nan, np.nan, np.nan]])
-    cases = [(nan.astype(t.dtype), {"axis": 1}) for t in version.types if t.is_float]
+    cases = [(nan.astype(t.dtype), {"axis": 1}) for t in vspec.types if t.is_float]
     cases += [(np.zeros((2, 0), np.int32), {"axis": 1}), (np.zeros((0, 3), np.int32), {"axis": 1}),
               (np.ones((2, 3), np.int8), {"axis": -1}), (np.array(1.0, np.float32), {})]
-    cases += [(np.ones((2, 3), np.uint8), {name: 2}) for name, a in version.attributes.items() if a.values]
-    return [(data, attrs) for data, attrs in cases if classify(version, data, attrs)[0] == "undefined"]
+    cases += [(np.ones((2, 3), np.uint8), {name: 2}) for name, a in vspec.attributes.items() if a.values]
+    return [(data, attrs) for data, attrs in cases if classify(vspec, data, attrs)[0] == "undefined"]
 
 
-@pytest.mark.parametrize("number", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("e", CORRECT, ids=lambda e: e.name)
-def test_correct_entry_survives_undefined_inputs(e: Entry, number: int) -> None:
+def test_correct_entry_survives_undefined_inputs(e: Entry, version: int) -> None:
     """Anything goes on undefined inputs except killing or hanging the caller: raising is fine,
     and an answer must at least be something numpy.asarray takes."""
     fn = load(e)
-    inputs = undefined_inputs(number)
+    inputs = undefined_inputs(version)
     assert len(inputs) >= 4
     for data, attrs in inputs:
         try:
-            answer = fn(data, opset=number, **attrs)
+            answer = fn(data, opset=version, **attrs)
         except Exception:
             continue
         np.asarray(answer)
@@ -302,8 +303,8 @@ def test_correct_entry_survives_undefined_inputs(e: Entry, number: int) -> None:
 
 # ---- the undefined behaviour the census should see -----------------------------------------------
 
-def _answer(name: str, values: list, number: int = 13, **attrs: int) -> int:
-    return int(load(entry(name))(np.array(values, np.float32), opset=number, axis=0, keepdims=0, **attrs))
+def _answer(name: str, values: list, version: int = 13, **attrs: int) -> int:
+    return int(load(entry(name))(np.array(values, np.float32), opset=version, axis=0, keepdims=0, **attrs))
 
 
 @pytest.mark.parametrize(("name", "nan_first", "nan_middle"), [
@@ -325,7 +326,7 @@ def test_strict_entry_refuses_nan() -> None:
         _answer("blocked-two-level", [1.0, np.nan])
 
 
-@pytest.mark.parametrize("number", [n for n in VERSIONS if spec.load(n).ties_choice(0) is None])
-def test_correct_entries_differ_in_their_undefined_tie_choice(number: int) -> None:
-    answers = {e.name: _answer(e.name, [0.0, 0.0], number) for e in CORRECT}
+@pytest.mark.parametrize("version", [n for n in VERSIONS if spec.load(n).ties_choice(0) is None])
+def test_correct_entries_differ_in_their_undefined_tie_choice(version: int) -> None:
+    answers = {e.name: _answer(e.name, [0.0, 0.0], version) for e in CORRECT}
     assert set(answers.values()) == {0, 1}, answers

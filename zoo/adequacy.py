@@ -1,7 +1,7 @@
 """Adequacy: the suite's power measured on the zoo, next to ONNX's own 16 ArgMin node cases.
 
 ``python -m zoo.adequacy [--profile quick] [--seed 1] [--out DIR] [--entries a,b] [--versions 12,13] [--jobs N]``
-runs every selected entry through the whole suite (suites.harness.run_all) and, separately and on
+runs every selected entry through the whole suite (engine.run.run_all) and, separately and on
 a fresh runner, through ONNX's own cases alone; prints the matrix entry x version and writes it to
 DIR/adequacy.json and DIR/adequacy.html. Exit status 1 when a correct entry is judged
 non-conformant at some version or a broken one is missed at a version where it violates.
@@ -28,12 +28,13 @@ from pathlib import Path
 import hypothesis.errors
 
 import spec
-from suites.plugins import UsageError
+from engine.plugins import UsageError
+from results import CONFORMANT, NON_CONFORMANT, verdicts
+from results.verdict import failing_clauses, is_judged, judged
 
 from .registry import ENTRIES, FAULT_CLASSES, Entry, entry
 
 FAULT_TIMEOUT = "1"  # seconds per call for crashing and hanging entries: each hang costs this much
-CONFORMANT, NON_CONFORMANT = "conformant", "non-conformant"
 
 
 def _isolation(item: Entry) -> str:
@@ -42,32 +43,29 @@ def _isolation(item: Entry) -> str:
 
 def onnx_column(item: Entry, versions: tuple[int, ...], timeout: float) -> dict[int, list[str]]:
     """Per version, the names of ONNX's own cases the entry fails (empty: ONNX's cases pass it)."""
+    from engine.isolation import Runner
+    from engine.judge import judge
     from generators.onnx_cases import onnx_node_cases
-    from suites.isolation import Runner
-    from suites.judge import judge
 
     failed: dict[int, list[str]] = {}
     with Runner(item.impl, isolation=_isolation(item), timeout=timeout) as runner:
-        for number in versions:
-            version = spec.load(number)
-            failed[number] = []
-            for case in onnx_node_cases(version):
-                reply = runner.call(case.data, number, case.attributes)
-                judgement = judge(version, case, reply, "fixed",
-                                  lambda data, attributes, n=number: runner.call(data, n, attributes))
+        for version in versions:
+            vspec = spec.load(version)
+            failed[version] = []
+            for case in onnx_node_cases(vspec):
+                reply = runner.call(case.data, version, case.attributes)
+                judgement = judge(vspec, case, reply, "fixed",
+                                  lambda data, attributes, v=version: runner.call(data, v, attributes))
                 if judgement.failed:
-                    failed[number].append(case.tags[-1].split(":", 1)[1])
+                    failed[version].append(case.tags[-1].split(":", 1)[1])
     return failed
 
 
-def _first_detection(results: list, number: int) -> dict | None:
+def _first_detection(results: list, version: int) -> dict | None:
     """The first judged failure at a version, with the cases and implementation time it took."""
-    seconds, cases = 0.0, 0
-    for result in results:
-        if result.version != number or result.kind not in ("semantic", "rejection"):
-            continue
+    seconds = 0.0
+    for cases, result in enumerate(judged(results, version), 1):
         seconds += result.duration_s
-        cases += 1
         if result.outcome != "pass":
             return {"clause": result.clause, "outcome": result.outcome, "suite": result.suite,
                     "cases": cases, "impl_s": seconds}
@@ -77,10 +75,9 @@ def _first_detection(results: list, number: int) -> dict | None:
 def score(name: str, profile: str, seed: str, versions: str = "", dtypes: str = "") -> dict:
     """One entry's row of the matrix: our verdict and ONNX's cases' verdict per version
     (``versions``/``dtypes``: optional comma-separated restrictions of the run, for fast tests)."""
+    from engine.options import validate
+    from engine.run import run_all
     from generators import profiles
-    from suites import harness
-    from suites.options import validate
-    from suites.verdict import verdicts
 
     warnings.filterwarnings("ignore", category=hypothesis.errors.HypothesisWarning)  # large counterexample reprs
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # the entries' own numpy warnings (NaN compares)
@@ -95,22 +92,21 @@ def score(name: str, profile: str, seed: str, versions: str = "", dtypes: str = 
     onnx_failed = onnx_column(item, settings.versions, settings.timeout)
     onnx_s = time.perf_counter() - started
     started = time.perf_counter()
-    conformance = harness.run_all(settings)
+    session = run_all(settings)
     wall = time.perf_counter() - started
-    ours = verdicts(conformance.results, settings.versions)
+    ours = verdicts(session.results, settings.versions)
     cells = {}
-    for number in settings.versions:
-        caught_by = sorted({r.clause for r in conformance.results if r.version == number
-                            and r.kind in ("semantic", "rejection") and r.outcome != "pass"})
-        cells[number] = {
-            "expected": NON_CONFORMANT if number in item.violates else CONFORMANT,
-            "expected_clause": item.violates.get(number),
-            "ours": ours[number], "clauses": caught_by, "first": _first_detection(conformance.results, number),
-            "onnx": NON_CONFORMANT if onnx_failed[number] else CONFORMANT, "onnx_failed": onnx_failed[number],
+    for version in settings.versions:
+        cells[version] = {
+            "expected": NON_CONFORMANT if version in item.violates else CONFORMANT,
+            "expected_clause": item.violates.get(version),
+            "ours": ours[version], "clauses": failing_clauses(session.results, version),
+            "first": _first_detection(session.results, version),
+            "onnx": NON_CONFORMANT if onnx_failed[version] else CONFORMANT, "onnx_failed": onnx_failed[version],
         }
     return {"name": item.name, "impl": item.impl, "correct": item.correct, "bug_class": item.bug_class,
             "summary": item.summary, "isolation": settings.isolation, "wall_s": wall, "onnx_wall_s": onnx_s,
-            "cases": sum(r.kind in ("semantic", "rejection") for r in conformance.results), "versions": cells}
+            "cases": sum(map(is_judged, session.results)), "versions": cells}
 
 
 def _verdict_set(row: dict, key: str) -> set[int]:
@@ -139,12 +135,12 @@ def _short(verdict: str) -> str:
 def text(rows: list[dict], figures: dict) -> str:
     lines = [f"{'entry':32} {'v':>2}  {'expected':10} {'ours':10} {'first detection (cases, impl s)':32} onnx"]
     for row in rows:
-        for number, cell in row["versions"].items():
+        for version, cell in row["versions"].items():
             expected = _short(cell["expected"]) + (f" {cell['expected_clause']}" if cell["expected_clause"] else "")
             first = cell["first"]
             detection = f"{first['clause']} after {first['cases']}, {first['impl_s']:.4f} s" if first else "-"
             mark = "" if cell["expected"] == cell["ours"] else "  <-- MISMATCH"
-            lines.append(f"{row['name']:32} {number:>2}  {expected:10} {_short(cell['ours']):10} {detection:32} "
+            lines.append(f"{row['name']:32} {version:>2}  {expected:10} {_short(cell['ours']):10} {detection:32} "
                          f"{_short(cell['onnx'])}{mark}")
     lines.append(f"our suite:     broken entries caught {figures['ours_caught']}/{figures['broken']}, "
                  f"correct entries passed {figures['ours_passed']}/{figures['correct']}")
@@ -155,9 +151,9 @@ def text(rows: list[dict], figures: dict) -> str:
 
 
 def html(document: dict) -> str:
-    from reports.render import _environment
+    from reports.render import render_adequacy
 
-    return _environment().get_template("adequacy.html").render(lang="en", doc=document)
+    return render_adequacy(document)
 
 
 def run(names: list[str], profile: str, seed: str, jobs: int, versions: str = "") -> list[dict]:
@@ -186,8 +182,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     try:
         for name in args.names:
             entry(name)
+        from engine.options import validate
         from generators import profiles
-        from suites.options import validate
 
         profiles.register()
         validate({"impl": ENTRIES[0].impl, "profile": args.profile, "seed": args.seed, "versions": args.versions})

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 
 import spec
-from suites.results import CaseResult, CensusRecord, Counterexample, RawRun, RunInfo, Tensor
+from results import CaseResult, CensusRecord, Counterexample, RawRun, RunInfo, Tensor
 
 STUB = "tests/report_fixtures/stub_impl.py:fn"
 ENVIRONMENT = {
@@ -37,21 +37,21 @@ def _passes(version: int, dtype: str, n: int) -> list[CaseResult]:
     family = spec.catalogue()[dtype].family
     tags = TAGS + (FLOAT_TAGS if family == "float" and not (version == 1 and dtype == "float16") else ())
     return [CaseResult(version, dtype, "property", "semantic", "pass", list(SEMANTIC), None,
-                       [f"dtype:{dtype}", tags[i % len(tags)], tags[(i * 3 + 1) % len(tags)]],
+                       [f"type:{dtype}", tags[i % len(tags)], tags[(i * 3 + 1) % len(tags)]],
                        f"suites/test_semantic.py::test_minimum[{version}-{dtype}]", 0.001) for i in range(n)]
 
 
 def _rejections(version: int) -> list[CaseResult]:
     return [CaseResult(version, "int32", "rejection", "rejection", "pass", ["C10"], "C10", ["axis:too-big"]),
-            CaseResult(version, "bool", "rejection", "rejection", "pass", ["C12"], "C12", ["dtype:bool"])]
+            CaseResult(version, "bool", "rejection", "rejection", "pass", ["C12"], "C12", ["type:bool"])]
 
 
 def _failure(version: int, dtype: str, clause: str, problem: str, data: Tensor, attributes: dict,
              expected: Tensor | str, actual: Tensor | str, message: str, outcome: str = "fail",
              kind: str = "semantic") -> CaseResult:
-    ce = Counterexample(data, attributes, version, expected, actual, problem, message)
+    ce = Counterexample(data, attributes, expected, actual, problem, message)
     return CaseResult(version, dtype, "property", kind, outcome, list(SEMANTIC) if kind == "semantic" else [clause],
-                      clause, [f"dtype:{dtype}", "rank:1"], f"suites/test_semantic.py::test_{problem}", 0.002, ce)
+                      clause, [f"type:{dtype}", "rank:1"], f"suites/test_semantic.py::test_{problem}", 0.002, ce)
 
 
 def _census(version: int, topic: str, dtype: str, values: list, observed: list, fits: list[str],
@@ -62,8 +62,8 @@ def _census(version: int, topic: str, dtype: str, values: list, observed: list, 
 
 def _observed(census: list[CensusRecord]) -> list[CaseResult]:
     """The census cases that produced the records (never judged)."""
-    return [CaseResult(r.version, r.dtype, "census", "undefined", "observed", [r.topic], r.topic,
-                       [f"dtype:{r.dtype}"]) for r in census]
+    return [CaseResult(r.version, r.type_name, "census", "undefined", "observed", [r.topic], r.topic,
+                       [f"type:{r.type_name}"]) for r in census]
 
 
 def failing_run() -> RawRun:
@@ -113,7 +113,7 @@ def failing_run() -> RawRun:
                      ["raised"]),
     ]
     results += _observed(census)
-    info = RunInfo(impl=STUB, versions=[1, 11, 12, 13], dtypes=None, profile="quick", seed=12345,
+    info = RunInfo(impl=STUB, versions=[1, 11, 12, 13], type_names=None, profile="quick", seed=12345,
                    started="2026-11-29T17:00:00+00:00", duration_s=42.5)
     return RawRun(info, dict(ENVIRONMENT), results, census)
 
@@ -127,7 +127,7 @@ def passing_run() -> RawRun:
         results += _rejections(version)
     census = [_census(13, "C14", "float", [1.0, float("nan")], [1], ["nan-is-min"])]
     results += _observed(census)
-    info = RunInfo(impl=STUB, versions=[12, 13], dtypes=["float", "double"], profile="quick", seed=7,
+    info = RunInfo(impl=STUB, versions=[12, 13], type_names=["float", "double"], profile="quick", seed=7,
                    started="2026-11-29T16:00:00+00:00", duration_s=3.0)
     return RawRun(info, dict(ENVIRONMENT), results, census)
 

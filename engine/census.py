@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from spec import Clause, Version
+from spec import Clause, VersionSpec
 from spec.oracle import argmin, order_keys
 
 RAISED, RETURNED = "raised", "returned"
@@ -53,12 +53,12 @@ def _nan_policies(data: np.ndarray, answer: np.ndarray, axis: int, keepdims: boo
     return fits
 
 
-def policies(version: Version, topic: Clause, data: np.ndarray, attributes: Mapping[str, int],
+def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Mapping[str, int],
              status: str, value: np.ndarray | None) -> list[str]:
     """The policies an observation on an undefined input fits."""
     if status != "ok":
         return [RAISED]
-    attrs = version.effective(attributes)
+    attrs = vspec.effective(attributes)
     value = np.asarray(value)
     if topic.when and "contains_nan" in topic.when:
         axis, keepdims = attrs["axis"] % data.ndim, bool(attrs["keepdims"])
@@ -68,12 +68,12 @@ def policies(version: Version, topic: Clause, data: np.ndarray, attributes: Mapp
             return []
         if ((value < 0) | (value >= data.shape[axis])).any():
             return []
-        tie = version.ties_choice(attrs.get("select_last_index", 0)) or "any"
+        tie = vspec.ties_choice(attrs.get("select_last_index", 0)) or "any"
         return _nan_policies(data, value, axis, keepdims, tie)
     # Other topics: what came back, plus a reading of it where one suggests itself.
     fits = [RETURNED]
     readings = {
-        "attribute_outside_values": lambda: _as_other_value(version, topic, data, attrs, value),
+        "attribute_outside_values": lambda: _as_other_value(vspec, topic, data, attrs, value),
         "axis_below_range": lambda: _as_counted_from_end(data, attrs, value),
     }
     (condition, _), = topic.when.items()
@@ -86,15 +86,15 @@ def _matches(value: np.ndarray, expected: np.ndarray) -> bool:
     return value.dtype == np.int64 and value.shape == expected.shape and np.array_equal(value, expected)
 
 
-def _as_other_value(version: Version, topic: Clause, data: np.ndarray, attrs: dict[str, int],
+def _as_other_value(vspec: VersionSpec, topic: Clause, data: np.ndarray, attrs: dict[str, int],
                     value: np.ndarray) -> list[str]:
     """keepdims=2 read as keepdims=1, select_last_index=2 read as 1, and so on."""
     name = topic.when["attribute_outside_values"]
     readings = []
-    for accepted in version.attributes[name].values:
+    for accepted in vspec.attributes[name].values:
         trial = {**attrs, name: accepted}
         axis = trial["axis"] % data.ndim
-        last = version.ties_choice(trial.get("select_last_index", 0)) == "last"
+        last = vspec.ties_choice(trial.get("select_last_index", 0)) == "last"
         if data.shape[axis] and _matches(value, argmin(data, axis, keepdims=bool(trial["keepdims"]), last=last)):
             readings.append(f"as-{name}-{accepted}")
     return readings

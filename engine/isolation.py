@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from suites import worker
-from suites.plugins import UsageError, portable, resolve
+from engine import worker
+from engine.plugins import UsageError, check, describe, portable, resolve
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -51,7 +51,7 @@ def _context() -> multiprocessing.context.BaseContext:
     threads in this process are never forked. spawn elsewhere."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["suites.worker"])
+        context.set_forkserver_preload(["engine.worker"])
         return context
     return multiprocessing.get_context("spawn")
 
@@ -79,20 +79,22 @@ class _Worker:
         self.process.start()
         child.close()  # so that the worker's death reads as EOF here
         self.ready = False
+        self.description: dict | None = None  # what the worker loaded (plugins.describe)
 
     def wait_ready(self) -> str | None:
-        """None when the implementation loaded, else why not."""
+        """None when the implementation loaded, else why not. A load error (a bad --impl, a
+        module that does not import) is a UsageError, as it would be in-process."""
         if not self.conn.poll(_STARTUP_SECONDS):
             self.kill()
             return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
         try:
-            kind, message = pickle.loads(self.conn.recv_bytes())
+            kind, payload = pickle.loads(self.conn.recv_bytes())
         except (EOFError, OSError):
             return _death(self.stop())
         if kind == "error":
             self.stop()
-            raise UsageError(f"{message} (in the worker process; --isolation none runs in this one)")
-        self.ready = True
+            raise UsageError(payload)
+        self.ready, self.description = True, payload
         return None
 
     def stop(self) -> int | None:
@@ -130,31 +132,56 @@ class Runner:
         if not timeout > 0:
             raise UsageError(f"--timeout {timeout!r} is not a positive number of seconds; use e.g. --timeout 10")
         self.impl, self.isolation, self.timeout = impl, isolation, timeout
-        self._fn = resolve(impl)  # a bad --impl is a UsageError before any worker starts
+        check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
         self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
         self._started = 0
-        if isolation == "process":
-            # What every worker, even one restarted after the caller changed directory, loads.
+        self.description: dict | None = None
+        if isolation == "none":
+            self._fn = resolve(impl)
+            self.description = describe(impl)
+        else:
+            # The implementation is imported only in the worker: a plug-in that crashes on
+            # import, or imports a heavy runtime, never does so in the process owning the run.
+            # Every worker, even one restarted after the caller changed directory, loads the same.
             self._worker_args = (portable(impl), list(sys.path), os.getcwd())
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
+
+    def load(self) -> dict:
+        """Wait until the implementation has loaded and return what it is (``plugins.describe``);
+        raise UsageError with the worker's one-line message when it does not load."""
+        if self.description is not None:
+            return self.description
+        if self._worker is None:
+            self._start()
+        try:
+            problem = self._worker.wait_ready()
+        except UsageError:
+            self._worker = None
+            raise
+        if problem is not None:
+            self._worker = None
+            raise UsageError(f"--impl {self.impl!r}: {problem} while loading the implementation; "
+                             f"try --isolation none to see it fail in this process")
+        self.description = self._worker.description
+        return self.description
 
     def _start(self) -> None:
         self._worker = _Worker(*self._worker_args)
         self.restarts += self._started > 0
         self._started += 1
 
-    def call(self, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Reply:
+    def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         if self.isolation == "none":
             # A copy, as the worker gets: an implementation that writes into its input must not
             # change the caller's array in one mode and not in the other.
-            return Reply(*worker.call(self._fn, np.array(data, copy=True), opset, attributes))
-        return self._call_worker(data, opset, dict(attributes))
+            return Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes))
+        return self._call_worker(data, version, dict(attributes))
 
-    def _call_worker(self, data: np.ndarray, opset: int, attributes: dict[str, int]) -> Reply:
+    def _call_worker(self, data: np.ndarray, version: int, attributes: dict[str, int]) -> Reply:
         try:
-            return self._exchange(data, opset, attributes)
+            return self._exchange(data, version, attributes)
         except BaseException:
             # Ctrl-C (or anything else) mid-call leaves an answer in flight: never read it as the
             # next call's answer. The worker ignores SIGINT, so end it here.
@@ -163,7 +190,7 @@ class Runner:
                 self._worker = None
             raise
 
-    def _exchange(self, data: np.ndarray, opset: int, attributes: dict[str, int]) -> Reply:
+    def _exchange(self, data: np.ndarray, version: int, attributes: dict[str, int]) -> Reply:
         if self._worker is None:
             self._start()
         current = self._worker
@@ -171,11 +198,12 @@ class Runner:
         start = time.perf_counter()
         if not current.ready:
             problem = current.wait_ready()
+            self.description = self.description or current.description
             if problem is not None:
                 self._worker = None
                 return Reply("crash", None, f"{problem} while loading the implementation", time.perf_counter() - start)
             start = time.perf_counter()
-        request = pickle.dumps((data, opset, attributes), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps((data, version, attributes), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             current.conn.send_bytes(request)
             answered = current.conn.poll(None if math.isinf(self.timeout) else self.timeout)
@@ -216,7 +244,7 @@ def benchmark(calls: int = 2000, shape: tuple[int, ...] = (4, 8)) -> dict[str, f
     """Median seconds per call of a trivial numpy implementation in each isolation mode, and
     the per-call overhead of process isolation. Prints nothing: callers format the figures."""
     data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-    impl = "suites.isolation:trivial_argmin"
+    impl = "engine.isolation:trivial_argmin"
     medians = {}
     for mode in ISOLATION_MODES:
         with Runner(impl, isolation=mode) as runner:

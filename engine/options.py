@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import random
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import spec
 from generators import profiles
+from results import RunInfo
 
-from .plugins import UsageError, resolve
+from .isolation import ISOLATION_MODES
+from .plugins import UsageError, check
 
-ISOLATION = ("process", "none")
 LANGS = ("en", "zh-TW")
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
 
@@ -35,7 +40,7 @@ OPTIONS = (
 class Settings:
     impl: str
     versions: tuple[int, ...]
-    dtypes: tuple[str, ...] | None
+    type_names: tuple[str, ...] | None  # --dtypes: the claim restricted to these ONNX types
     profile: str
     seed: int | None
     report_dir: Path
@@ -63,11 +68,11 @@ def validate(values: dict[str, str | None]) -> Settings:
         if unknown:
             raise UsageError(f"unknown ArgMin version {unknown[0]}; choose from {', '.join(map(str, known))}")
     loaded = [spec.load(v) for v in versions]  # a spec file that fails its schema stops the run here
-    dtypes = None
+    type_names = None
     if values.get("dtypes"):
-        dtypes = tuple(_split(values["dtypes"]))
-        allowed = sorted({name for version in loaded for name in version.type_names})
-        unknown = [d for d in dtypes if d not in allowed]
+        type_names = tuple(_split(values["dtypes"]))
+        allowed = sorted({name for vspec in loaded for name in vspec.type_names})
+        unknown = [d for d in type_names if d not in allowed]
         if unknown:
             raise UsageError(f"unknown element type {unknown[0]!r}; choose from {', '.join(allowed)}")
     profile = values.get("profile") or "standard"
@@ -87,12 +92,30 @@ def validate(values: dict[str, str | None]) -> Settings:
     if timeout <= 0:
         raise UsageError("--timeout must be positive; use e.g. --timeout 10")
     isolation = values.get("isolation") or "process"
-    if isolation not in ISOLATION:
+    if isolation not in ISOLATION_MODES:
         raise UsageError(f"unknown isolation {isolation!r}; choose process or none")
     lang = values.get("lang") or "en"
     if lang not in LANGS:
         raise UsageError(f"unknown report language {lang!r}; choose en or zh-TW")
     impl = values.get("impl") or "onnxruntime"
-    resolve(impl)  # a bad --impl stops the run before anything starts
-    return Settings(impl, versions, dtypes, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
+    check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
+    return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
                     timeout, isolation, lang)
+
+
+def choose_seed(settings: Settings) -> Settings:
+    """A run without --seed still gets one, so its report says how to reproduce it (xdist
+    workers inherit the controller's through ARGMIN_SEED). Certify is derandomized: no seed."""
+    if settings.seed is not None or settings.profile == "certify":
+        return settings
+    return replace(settings, seed=int(os.environ.get("ARGMIN_SEED") or random.SystemRandom().randrange(2**31)))
+
+
+def run_info(settings: Settings, started: float, complete: bool = True, reason: str | None = None) -> RunInfo:
+    """The run's record of its own settings; ``started`` is a time.time() value."""
+    return RunInfo(impl=settings.impl, versions=list(settings.versions),
+                   type_names=list(settings.type_names) if settings.type_names else None, profile=settings.profile,
+                   seed=settings.seed,
+                   started=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+                   duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
+                   isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang)

@@ -7,7 +7,7 @@ import numpy as np
 
 from spec import catalogue, type_of
 
-from .results import Tensor
+from .records import Tensor
 
 
 def _float_texts(flat: np.ndarray) -> list[str]:
@@ -31,12 +31,12 @@ def to_tensor(array: np.ndarray) -> Tensor:
         values = [str(int(v)) for v in flat]
     else:
         values = [str(v) for v in flat]
-    return Tensor(dtype=name, shape=list(array.shape), values=values)
+    return Tensor(type_name=name, shape=list(array.shape), values=values)
 
 
 def from_tensor(tensor: Tensor) -> np.ndarray:
     """The array a Tensor describes (the inverse of to_tensor for the catalogue's types)."""
-    dtype = catalogue()[tensor.dtype].dtype if tensor.dtype in catalogue() else np.dtype(tensor.dtype)
+    dtype = catalogue()[tensor.type_name].dtype if tensor.type_name in catalogue() else np.dtype(tensor.type_name)
     if dtype.kind in "iu":
         flat = np.array([int(v) for v in tensor.values], dtype=dtype)
     elif dtype.kind == "b":

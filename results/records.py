@@ -1,6 +1,9 @@
-"""Results as plain data: one record per judged case and one per census observation. The
-suites append them while running; the report layer aggregates and renders them later, from
-these records alone (they round-trip through JSON)."""
+"""Results as plain data: one record per judged case and one per census observation, and the
+run they belong to. The engine writes them while running; the reports read them later, from
+these records alone (they round-trip through JSON).
+
+Names: ``version`` is always the ArgMin version number (1, 11, 12, 13); ``type_name`` is always
+an ONNX element type name (``float16``, ``bfloat16``); a numpy dtype is only ever called ``dtype``."""
 
 from __future__ import annotations
 
@@ -18,9 +21,23 @@ class Tensor:
     """An array written exactly: values as strings (repr of each element), so float16 and
     bfloat16 values, -0.0, NaN and 64-bit integers survive the trip through JSON."""
 
-    dtype: str  # ONNX type name (float16, bfloat16, ...) or numpy's name for unknown dtypes
+    type_name: str  # ONNX type name (float16, bfloat16, ...), or numpy's name for a dtype ONNX lacks
     shape: list[int]
     values: list[str]  # flattened, C order
+
+
+@dataclass
+class Counterexample:
+    """Everything needed to replay a failure: the exact input and attributes (the version is
+    the result's), what the spec expected, what came back and why it is wrong."""
+
+    input: Tensor
+    attributes: dict[str, int]
+    expected: Tensor | str | None  # a tensor, or a description ("must raise", "first minimum")
+    actual: Tensor | str | None  # a tensor, or the exception / crash / timeout description
+    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, unsupported, error, ...
+    message: str
+    minimized: bool = True  # False where shrinking was cut short (crash or hang budget)
 
 
 @dataclass
@@ -32,7 +49,7 @@ class CaseResult:
     clause (census topic) of a census case, or None for a semantic pass."""
 
     version: int
-    dtype: str
+    type_name: str
     suite: str  # fixed, property, rejection, census
     kind: str  # semantic, rejection, undefined
     outcome: str  # one of OUTCOMES, or CENSUS
@@ -45,21 +62,6 @@ class CaseResult:
 
 
 @dataclass
-class Counterexample:
-    """Everything needed to replay a failure: the exact input, attributes, opset, what the
-    spec expected, what came back and why it is wrong."""
-
-    input: Tensor
-    attributes: dict[str, int]
-    opset: int
-    expected: Tensor | str | None  # a tensor, or a description ("must raise", "first minimum")
-    actual: Tensor | str | None  # a tensor, or the exception / crash / timeout description
-    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, unsupported, error, ...
-    message: str
-    minimized: bool = True  # False where shrinking was cut short (crash or hang budget)
-
-
-@dataclass
 class CensusRecord:
     """What an implementation did with an input the standard leaves undefined.
 
@@ -68,9 +70,9 @@ class CensusRecord:
     behaviour seen, e.g. ``raised`` or ``returned``). An empty list fits no policy."""
 
     version: int
-    dtype: str
+    type_name: str
     topic: str  # the undefined clause id, e.g. C14
-    input: Tensor | None  # None for large inputs (see suites.judge.CENSUS_EXAMPLE_LIMIT)
+    input: Tensor | None  # None for large inputs (see engine.judge.CENSUS_EXAMPLE_LIMIT)
     attributes: dict[str, int]
     observed: Tensor | str | None  # the returned tensor (None when large), or the exception text
     fits: list[str]
@@ -80,7 +82,7 @@ class CensusRecord:
 class RunInfo:
     impl: str
     versions: list[int]
-    dtypes: list[str] | None  # the declared type restriction, None for all of T
+    type_names: list[str] | None  # the declared type restriction, None for all of T
     profile: str
     seed: int | None
     started: str  # ISO 8601, UTC
@@ -111,25 +113,22 @@ def _tensor(value: Any) -> Any:
     return Tensor(**value) if isinstance(value, dict) else value
 
 
-def results_from_json(items: list[dict[str, Any]]) -> list[CaseResult]:
-    results = []
-    for item in items:
-        item = dict(item)
-        if item.get("counterexample"):
-            ce = dict(item["counterexample"])
-            for key in ("input", "expected", "actual"):
-                ce[key] = _tensor(ce[key])
-            item["counterexample"] = Counterexample(**ce)
-        results.append(CaseResult(**item))
-    return results
+def result_from_json(item: dict[str, Any]) -> CaseResult:
+    item = dict(item)
+    if item.get("counterexample"):
+        ce = dict(item["counterexample"])
+        for key in ("input", "expected", "actual"):
+            ce[key] = _tensor(ce[key])
+        item["counterexample"] = Counterexample(**ce)
+    return CaseResult(**item)
 
 
-def census_from_json(items: list[dict[str, Any]]) -> list[CensusRecord]:
-    return [CensusRecord(**{**item, "input": _tensor(item["input"]), "observed": _tensor(item["observed"])})
-            for item in items]
+def census_from_json(item: dict[str, Any]) -> CensusRecord:
+    return CensusRecord(**{**item, "input": _tensor(item["input"]), "observed": _tensor(item["observed"])})
 
 
 def from_json(document: dict[str, Any]) -> RawRun:
     """Rebuild a RawRun from ``to_json(raw_run)`` output."""
-    return RawRun(RunInfo(**document["info"]), document["environment"], results_from_json(document["results"]),
-                  census_from_json(document["census"]))
+    return RawRun(RunInfo(**document["info"]), document["environment"],
+                  [result_from_json(item) for item in document["results"]],
+                  [census_from_json(item) for item in document["census"]])

@@ -55,9 +55,6 @@ def _module_name(path: Path) -> str:
 
 def _import_file(impl: str, target: str) -> ModuleType:
     path = Path(target).expanduser().resolve()
-    if not path.is_file():
-        raise UsageError(f"--impl {impl!r}: file {target!r} does not exist (looked for {path}); "
-                         f"give a path relative to the current directory or an absolute one")
     name = _module_name(path)
     if name in sys.modules:
         return sys.modules[name]
@@ -102,8 +99,6 @@ def _split(impl: str) -> tuple[str, str]:
 
 def _backend_module(impl: str) -> ModuleType:
     name = impl[len(_BACKEND_PREFIX):]
-    if not name:
-        raise UsageError(f"--impl {impl!r} names no module; write backend:MODULE, e.g. backend:onnxruntime.backend")
     module = _import(impl, name)
     if not callable(getattr(module, "prepare", None)):
         raise UsageError(f"--impl {impl!r}: module {name!r} has no prepare(model, device) function, "
@@ -111,9 +106,32 @@ def _backend_module(impl: str) -> ModuleType:
     return module
 
 
+def check(impl: str) -> None:
+    """The checks of an --impl value that import nothing: its form, and that a named file
+    exists. Run in the process that owns the run; everything else happens where the
+    implementation is loaded (a worker process under process isolation)."""
+    if impl in (DEFAULT_IMPL, REFERENCE) or impl.startswith(_ORT_PREFIX):
+        if impl.startswith(_ORT_PREFIX) and not impl[len(_ORT_PREFIX):]:
+            raise UsageError(f"--impl {impl!r} names no execution provider; "
+                             f"write e.g. onnxruntime:CPUExecutionProvider")
+        return
+    if impl.startswith(_BACKEND_PREFIX):
+        if not impl[len(_BACKEND_PREFIX):]:
+            raise UsageError(f"--impl {impl!r} names no module; write backend:MODULE, e.g. backend:onnxruntime.backend")
+        return
+    target, _ = _split(impl)
+    if _is_path(target):
+        path = Path(target).expanduser().resolve()
+        if not path.is_file():
+            raise UsageError(f"--impl {impl!r}: file {target!r} does not exist (looked for {path}); "
+                             f"give a path relative to the current directory or an absolute one")
+
+
 def resolve(impl: str) -> Callable[..., Any]:
-    """The callable behind an --impl value: fn(data, *, opset, **attributes)."""
-    from suites import adapters  # the adapters import onnx: only pay for it when asked
+    """The callable behind an --impl value: fn(data, *, opset, **attributes). This imports the
+    implementation: call it only where the implementation is meant to run."""
+    check(impl)
+    from engine import adapters  # the adapters import onnx: only pay for it when asked
 
     if impl == DEFAULT_IMPL:
         return adapters.OnnxRuntimeArgMin()
@@ -155,8 +173,8 @@ def _distribution(module_name: str) -> tuple[str | None, str | None]:
 
 
 def describe(impl: str) -> dict[str, str | None]:
-    """For the report's environment: what the --impl value names and which version of it ran."""
-    resolve(impl)  # the same UsageErrors, and everything below is imported afterwards
+    """For the report's environment: what the --impl value names and which version of it ran.
+    Call it after ``resolve(impl)``, in the same process: it reads the modules that loaded."""
     if impl == DEFAULT_IMPL or impl.startswith(_ORT_PREFIX):
         module = "onnxruntime"
     elif impl == REFERENCE:

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from generators import Case
-from spec import Version
+from results import CaseResult, CensusRecord, Counterexample
+from results.tensors import to_tensor
+from spec import VersionSpec
 from spec.oracle import Expectation, expect, verify
 
 from . import census
 from .isolation import Reply
-from .results import CaseResult, CensusRecord, Counterexample
-from .tensors import to_tensor
 
 # The failure a reply status stands for on a valid input, and on one that must be rejected.
 _ON_VALID = {"unsupported": "unsupported", "raised": "error", "crash": "crash", "timeout": "timeout"}
@@ -38,21 +38,21 @@ class Judgement:
         return self.result.outcome not in ("pass", "observed")
 
 
-def _exercised(version: Version, case: Case, expectation: Expectation) -> list[str]:
+def _exercised(vspec: VersionSpec, case: Case, expectation: Expectation) -> list[str]:
     """The semantic clauses a valid case puts to the test."""
     checks = ["accepts", "output-dtype", "output-shape", "index-range", "minimum", "axis"]
     if expectation.tie_rule != "any":  # where the version decides ties
         checks.append("ties")
-    if any(name not in case.attributes for name in version.attributes):
+    if any(name not in case.attributes for name in vspec.attributes):
         checks.append("defaults")
-    if case.data.size == 0 and version.has_check("zero-size"):
+    if case.data.size == 0 and vspec.has_check("zero-size"):
         checks.append("zero-size")
-    return [version.clause_for_check(c).id for c in checks if version.has_check(c)]
+    return [vspec.clause_for_check(c).id for c in checks if vspec.has_check(c)]
 
 
 def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str], clause: str | None,
             reply: Reply) -> CaseResult:
-    return CaseResult(version=case.version, dtype=case.dtype_name, suite=suite, kind=kind, outcome=outcome,
+    return CaseResult(version=case.version, type_name=case.type_name, suite=suite, kind=kind, outcome=outcome,
                       clauses=clauses, clause=clause, tags=list(case.tags), duration_s=reply.seconds)
 
 
@@ -72,63 +72,63 @@ def _evidence(case: Case, expected: object, reply: Reply, problem: str, message:
         actual = to_tensor(reply.value) if reply.status == "ok" and reply.value is not None else \
             f"{reply.status}: {reply.error}"
         shown = to_tensor(expected) if isinstance(expected, np.ndarray) else expected
-        return Counterexample(input=to_tensor(case.data), attributes=dict(case.attributes), opset=case.version,
+        return Counterexample(input=to_tensor(case.data), attributes=dict(case.attributes),
                               expected=shown, actual=actual, problem=problem, message=message)
     return build
 
 
-def _reattribute(version: Version, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
+def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
     """Sharpen the blame for a failed valid case by asking the implementation once more:
     if the same input passes with every default written out, the defaults clause is violated;
     if it passes with the equivalent non-negative axis, the axis clause; zero-size inputs
     point at the zero-size clause."""
     def passes(attributes: Mapping[str, int]) -> bool:
         reply = call(case.data, attributes)
-        return reply.status == "ok" and verify(version, expect(version, case.data, attributes), case.data,
+        return reply.status == "ok" and verify(vspec, expect(vspec, case.data, attributes), case.data,
                                                reply.value) is None
 
-    explicit = {**version.effective(case.attributes), **case.attributes}
+    explicit = {**vspec.effective(case.attributes), **case.attributes}
     if explicit != dict(case.attributes) and passes(explicit):
-        return version.clause_for_check("defaults").id, "the same input passes with the defaults written out"
+        return vspec.clause_for_check("defaults").id, "the same input passes with the defaults written out"
     axis = explicit.get("axis", 0)
     if axis < 0 and passes({**case.attributes, "axis": axis % case.data.ndim}):
-        return version.clause_for_check("axis").id, f"the same input passes with axis={axis % case.data.ndim}"
-    if case.data.size == 0 and version.has_check("zero-size"):
-        return version.clause_for_check("zero-size").id, "the input has a zero-size dimension"
+        return vspec.clause_for_check("axis").id, f"the same input passes with axis={axis % case.data.ndim}"
+    if case.data.size == 0 and vspec.has_check("zero-size"):
+        return vspec.clause_for_check("zero-size").id, "the input has a zero-size dimension"
     return clause_id, ""
 
 
-def judge(version: Version, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:
+def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:
     """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
     implementation with other attributes, used only to sharpen the blame for a failure."""
-    expectation = expect(version, case.data, case.attributes)
+    expectation = expect(vspec, case.data, case.attributes)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
-        records = [_census(case, clause.id, reply, census.policies(version, clause, case.data, case.attributes,
+        records = [_census(case, clause.id, reply, census.policies(vspec, clause, case.data, case.attributes,
                                                                     reply.status, reply.value))
                    for clause in expectation.clauses]
         return Judgement(_result(case, suite, "undefined", "observed", ids, ids[0], reply), records)
     if expectation.kind == "rejection":
         outcome = _ON_INVALID[reply.status]
-        message = f"{case.dtype_name} input of shape {list(case.data.shape)} with {dict(case.attributes)} " \
+        message = f"{case.type_name} input of shape {list(case.data.shape)} with {dict(case.attributes)} " \
                   f"must be rejected under {', '.join(ids)}"
         return Judgement(_result(case, suite, "rejection", outcome, ids, _deciding(expectation), reply), [],
                          _evidence(case, "must raise (rejection)", reply, outcome, message, outcome != "pass"))
-    exercised = _exercised(version, case, expectation)
+    exercised = _exercised(vspec, case, expectation)
     required = expectation.required if expectation.required is not None else expectation.first
     if reply.status != "ok":
         outcome = _ON_VALID[reply.status]
-        accepts = version.clause_for_check("accepts").id
-        if case.data.size == 0 and version.has_check("zero-size"):
-            accepts = version.clause_for_check("zero-size").id  # refused only because it is empty
+        accepts = vspec.clause_for_check("accepts").id
+        if case.data.size == 0 and vspec.has_check("zero-size"):
+            accepts = vspec.clause_for_check("zero-size").id  # refused only because it is empty
         message = f"valid input answered with {reply.status}: {reply.error}"
         return Judgement(_result(case, suite, "semantic", outcome, exercised, accepts, reply), [],
                          _evidence(case, required, reply, outcome, message))
-    violation = verify(version, expectation, case.data, reply.value)
+    violation = verify(vspec, expectation, case.data, reply.value)
     if violation is None:
         return Judgement(_result(case, suite, "semantic", "pass", exercised, None, reply),
-                         _tie_census(version, case, expectation, reply))
-    clause_id, why = _reattribute(version, case, violation.clause.id, call)
+                         _tie_census(vspec, case, expectation, reply))
+    clause_id, why = _reattribute(vspec, case, violation.clause.id, call)
     message = violation.message + (f" ({why})" if why else "")
     if clause_id not in exercised:
         exercised.append(clause_id)
@@ -147,15 +147,15 @@ def _census(case: Case, topic: str, reply: Reply, fits: list[str]) -> CensusReco
         observed = f"{reply.status}: {reply.error}"
     else:
         observed = to_tensor(reply.value) if small and np.size(reply.value) <= CENSUS_EXAMPLE_LIMIT else None
-    return CensusRecord(version=case.version, dtype=case.dtype_name, topic=topic,
+    return CensusRecord(version=case.version, type_name=case.type_name, topic=topic,
                         input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
                         observed=observed, fits=fits)
 
 
-def _tie_census(version: Version, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:
+def _tie_census(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:
     """Where ties are undefined (v1, v11) and the input has one, record which index was chosen."""
     if expectation.tie_rule != "any" or np.array_equal(expectation.first, expectation.last):
         return []
     value = np.asarray(reply.value)
-    return [_census(case, version.clause_for_check("ties").id, reply,
+    return [_census(case, vspec.clause_for_check("ties").id, reply,
                     census.tie_choice(expectation.first, expectation.last, value))]

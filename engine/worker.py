@@ -40,11 +40,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-def call(fn: Callable[..., Any], data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Outcome:
-    """Call ``fn(data, *, opset, **attributes)`` and classify what happened."""
+def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Outcome:
+    """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
+    is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)"""
     start = time.perf_counter()
     try:
-        result = fn(data, opset=opset, **attributes)
+        result = fn(data, opset=version, **attributes)
     except NotImplementedError as exc:
         return "unsupported", None, _describe(exc), time.perf_counter() - start
     except SystemExit as exc:
@@ -69,24 +70,26 @@ def _encode(outcome: Outcome) -> bytes:
 
 
 def serve(conn: Connection, impl: str, path: list[str], cwd: str) -> None:
-    """Worker main: load ``impl`` as the parent would, say whether that worked, then answer
-    requests ``(data, opset, attributes)`` until the parent closes the connection."""
+    """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
+    is or why it did not load, then answer requests ``(data, version, attributes)`` until the
+    parent closes the connection."""
     # Ctrl-C reaches the whole process group: the parent decides what happens, not the worker.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.path[:] = path
     os.chdir(cwd)
-    from suites.plugins import UsageError, resolve
+    from engine.plugins import UsageError, describe, resolve
 
     try:
         fn = resolve(impl)
+        description = describe(impl)
     except UsageError as exc:
         conn.send_bytes(pickle.dumps(("error", str(exc))))
         return
-    conn.send_bytes(pickle.dumps(("ready", None)))
+    conn.send_bytes(pickle.dumps(("ready", description)))
     while True:
         try:
             request = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        data, opset, attributes = pickle.loads(request)
-        conn.send_bytes(_encode(call(fn, data, opset, attributes)))
+        data, version, attributes = pickle.loads(request)
+        conn.send_bytes(_encode(call(fn, data, version, attributes)))
