@@ -1,8 +1,9 @@
 """Classifying what an implementation did with input the standard leaves undefined.
 
 Each observation gets the list of named policies it is consistent with. The report intersects
-them per topic: an implementation that follows one policy keeps it; one whose answers fit no
-single policy gets a visible warning."""
+them per topic and type: an implementation that follows one policy keeps it; one whose answers
+fit no single policy gets a visible warning. Policies are read from the index values alone, so
+an answer in the wrong integer type (a C2 failure, judged elsewhere) still shows its policy."""
 
 from __future__ import annotations
 
@@ -53,18 +54,36 @@ def _nan_policies(data: np.ndarray, answer: np.ndarray, axis: int, keepdims: boo
     return fits
 
 
+def _indices(value: np.ndarray | None) -> np.ndarray | None:
+    """The answer's index values as int64, or None when it holds no integers."""
+    value = np.asarray(value)
+    return value.astype(np.int64) if value.dtype.kind in "iu" else None
+
+
+def group(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Mapping[str, int]) -> str | None:
+    """The part of a topic an input belongs to, where its parts differ in kind: ArgMin-1's
+    negative axes within [-r, -1] (a reading as counted from the end exists) and below -r
+    (out of range in every reading)."""
+    if topic.when and "axis_below_range" in topic.when and "axis" in attributes:
+        return "axis in [-r, -1]" if attributes["axis"] >= -data.ndim else "axis below -r"
+    return None
+
+
 def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Mapping[str, int],
              status: str, value: np.ndarray | None) -> list[str]:
-    """The policies an observation on an undefined input fits."""
-    if status != "ok":
+    """The policies an observation on an undefined input fits. A refusal is the policy
+    "raised"; "unsupported", a crash or a timeout is no policy at all."""
+    if status == "raised":
         return [RAISED]
+    if status != "ok":
+        return []
     attrs = vspec.effective(attributes)
-    value = np.asarray(value)
     if topic.when and "contains_nan" in topic.when:
+        value = _indices(value)
         axis, keepdims = attrs["axis"] % data.ndim, bool(attrs["keepdims"])
         expected_shape = np.expand_dims(np.argmin(data, axis), axis).shape if keepdims else \
             np.argmin(data, axis).shape
-        if value.dtype != np.int64 or value.shape != expected_shape:
+        if value is None or value.shape != expected_shape:
             return []
         if ((value < 0) | (value >= data.shape[axis])).any():
             return []
@@ -72,6 +91,9 @@ def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Ma
         return _nan_policies(data, value, axis, keepdims, tie)
     # Other topics: what came back, plus a reading of it where one suggests itself.
     fits = [RETURNED]
+    value = _indices(value)
+    if value is None:
+        return fits
     readings = {
         "attribute_outside_values": lambda: _as_other_value(vspec, topic, data, attrs, value),
         "axis_below_range": lambda: _as_counted_from_end(data, attrs, value),
@@ -83,7 +105,7 @@ def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Ma
 
 
 def _matches(value: np.ndarray, expected: np.ndarray) -> bool:
-    return value.dtype == np.int64 and value.shape == expected.shape and np.array_equal(value, expected)
+    return value.shape == expected.shape and np.array_equal(value, expected)
 
 
 def _as_other_value(vspec: VersionSpec, topic: Clause, data: np.ndarray, attrs: dict[str, int],
@@ -112,5 +134,6 @@ def _as_counted_from_end(data: np.ndarray, attrs: dict[str, int], value: np.ndar
 
 def tie_choice(expected_first: np.ndarray, expected_last: np.ndarray, value: np.ndarray) -> list[str]:
     """For a tied input where the version leaves the choice open: first, last, or neither."""
+    value = _indices(value)
     return [name for name, answer in (("first", expected_first), ("last", expected_last))
-            if np.array_equal(value, answer)]
+            if value is not None and np.array_equal(value, answer)]

@@ -1,18 +1,18 @@
-"""Judging one reply of the implementation against the spec: the outcome, the deciding clause
-and, for failures, a counterexample; for undefined inputs, a census record instead."""
+"""Judging one reply of the implementation against the spec: the outcome, every clause it
+violates and, for failures, the evidence; for undefined inputs, census records instead."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from generators import Case
-from results import CaseResult, CensusRecord, Counterexample
+from results import CaseResult, CensusRecord, Counterexample, Example
 from results.tensors import to_tensor
 from spec import VersionSpec
-from spec.oracle import Expectation, expect, verify
+from spec.oracle import Expectation, expect, verify, violations
 
 from . import census
 from .isolation import Reply
@@ -21,39 +21,88 @@ from .isolation import Reply
 _ON_VALID = {"unsupported": "unsupported", "raised": "error", "crash": "crash", "timeout": "timeout"}
 _ON_INVALID = {"ok": "missing-rejection", "raised": "pass", "unsupported": "pass", "crash": "crash",
                "timeout": "timeout"}
+# A census observation's status, from the reply's.
+_CENSUS_STATUS = {"ok": "returned", "raised": "raised", "unsupported": "unsupported", "crash": "crash",
+                  "timeout": "timeout"}
 
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 
 
+@dataclass(frozen=True)
+class Failure:
+    """One way a case fails: the clause it violates, the kind of problem, and why."""
+
+    clause: str
+    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, or the outcome (crash, ...)
+    message: str
+
+
 @dataclass
 class Judgement:
+    """A judged case: its result, census records, and every way it failed (deciding first)."""
+
+    case: Case
+    reply: Reply
     result: CaseResult
     census: list[CensusRecord]
-    # Builds the counterexample of a failure. Deferred: while Hypothesis shrinks, many failures
-    # are judged and only the last (smallest) one is written out exactly.
-    evidence: Callable[[], Counterexample] | None = None
+    failures: list[Failure]
+    expected: object = None  # what the spec required: an array or a description
 
     @property
     def failed(self) -> bool:
-        return self.result.outcome not in ("pass", "observed")
+        return bool(self.failures)
+
+    def recorded_as(self, failure: Failure) -> CaseResult:
+        """The result recorded for this case as an instance of ``failure``."""
+        return replace(self.result, clause=failure.clause, problem=failure.problem)
+
+    def evidence(self, failure: Failure) -> Counterexample:
+        """The exact counterexample for one of its failures (built only for the one reported:
+        while Hypothesis shrinks, many failures are judged and few are written out)."""
+        shown = to_tensor(self.expected) if isinstance(self.expected, np.ndarray) else self.expected
+        return Counterexample(input=to_tensor(self.case.data), attributes=dict(self.case.attributes),
+                              expected=shown, actual=answer(self.reply), problem=failure.problem,
+                              message=failure.message)
+
+    def example(self) -> Example:
+        return Example(to_tensor(self.case.data), dict(self.case.attributes), answer(self.reply))
 
 
-def _exercised(vspec: VersionSpec, case: Case, expectation: Expectation) -> list[str]:
-    """The semantic clauses a valid case puts to the test."""
-    checks = ["accepts", "output-dtype", "output-shape", "index-range", "minimum", "axis"]
-    if expectation.tie_rule != "any":  # where the version decides ties
-        checks.append("ties")
-    if any(name not in case.attributes for name in vspec.attributes):
-        checks.append("defaults")
+def answer(reply: Reply) -> object:
+    """What came back, as recorded: the returned tensor, or the status and error."""
+    if reply.status == "ok" and reply.value is not None:
+        return to_tensor(reply.value)
+    return f"{reply.status}: {reply.error}"
+
+
+def _exercised(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply) -> list[str]:
+    """The semantic clauses a valid case actually put to the test. A refused input tests only
+    acceptance; an answer without integers tests only the output type; a wrong shape leaves
+    the index clauses untested."""
+    checks = ["accepts"]
     if case.data.size == 0 and vspec.has_check("zero-size"):
         checks.append("zero-size")
+    if reply.status == "ok":
+        checks.append("output-dtype")
+        value = np.asarray(reply.value)
+        if value.dtype.kind in "iu":
+            checks.append("output-shape")
+            reference = expectation.first if expectation.first is not None else expectation.last
+            if value.shape == reference.shape:
+                checks += ["index-range", "minimum", "axis"]
+                if expectation.tie_rule != "any":  # where the version decides ties
+                    checks.append("ties")
+        if any(name not in case.attributes for name in vspec.attributes):
+            checks.append("defaults")
     return [vspec.clause_for_check(c).id for c in checks if vspec.has_check(c)]
 
 
-def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str], clause: str | None,
-            reply: Reply) -> CaseResult:
+def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str], failures: list[Failure],
+            reply: Reply, clause: str | None = None) -> CaseResult:
+    violated = list(dict.fromkeys(f.clause for f in failures))
     return CaseResult(version=case.version, type_name=case.type_name, suite=suite, kind=kind, outcome=outcome,
-                      clauses=clauses, clause=clause, tags=list(case.tags), duration_s=reply.seconds)
+                      clauses=clauses, clause=clause or (violated[0] if violated else None), tags=list(case.tags),
+                      duration_s=reply.seconds, violated=violated, problem=failures[0].problem if failures else None)
 
 
 def _deciding(expectation: Expectation) -> str:
@@ -61,20 +110,6 @@ def _deciding(expectation: Expectation) -> str:
     consequence (of rank 0, say), so the other clauses come first."""
     ordered = sorted(expectation.clauses, key=lambda c: any(key.startswith("axis_") for key in c.when))
     return ordered[0].id
-
-
-def _evidence(case: Case, expected: object, reply: Reply, problem: str, message: str,
-              failed: bool = True) -> Callable[[], Counterexample] | None:
-    if not failed:
-        return None
-
-    def build() -> Counterexample:
-        actual = to_tensor(reply.value) if reply.status == "ok" and reply.value is not None else \
-            f"{reply.status}: {reply.error}"
-        shown = to_tensor(expected) if isinstance(expected, np.ndarray) else expected
-        return Counterexample(input=to_tensor(case.data), attributes=dict(case.attributes),
-                              expected=shown, actual=actual, problem=problem, message=message)
-    return build
 
 
 def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
@@ -98,42 +133,51 @@ def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> 
     return clause_id, ""
 
 
+def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
+                       call: Call) -> list[Failure]:
+    if reply.status != "ok":
+        clause = vspec.clause_for_check("accepts").id
+        if case.data.size == 0 and vspec.has_check("zero-size") and reply.status != "unsupported":
+            # Failing only because it is empty; "unsupported" is about the type, whatever the shape.
+            clause = vspec.clause_for_check("zero-size").id
+        outcome = _ON_VALID[reply.status]
+        return [Failure(clause, outcome, f"valid input answered with {reply.status}: {reply.error}")]
+    found = violations(vspec, expectation, case.data, reply.value)
+    if not found:
+        return []
+    first, *rest = found
+    # A wrong output type is C2 whatever the input; other first violations may have a sharper cause.
+    clause_id, why = (first.clause.id, "") if first.problem == "dtype" else \
+        _reattribute(vspec, case, first.clause.id, call)
+    failures = [Failure(clause_id, first.problem, first.message + (f" ({why})" if why else ""))]
+    return failures + [Failure(v.clause.id, v.problem, v.message) for v in rest]
+
+
 def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:
     """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
-    implementation with other attributes, used only to sharpen the blame for a failure."""
+    implementation: to sharpen the blame for a failure, and to see whether a census answer
+    is the same when asked again."""
     expectation = expect(vspec, case.data, case.attributes)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
-        records = [_census(case, clause.id, reply, census.policies(vspec, clause, case.data, case.attributes,
-                                                                    reply.status, reply.value))
-                   for clause in expectation.clauses]
-        return Judgement(_result(case, suite, "undefined", "observed", ids, ids[0], reply), records)
+        records = _census_records(vspec, case, expectation, reply, call)
+        return Judgement(case, reply, _result(case, suite, "undefined", "observed", ids, [], reply, ids[0]), records,
+                         [])
     if expectation.kind == "rejection":
         outcome = _ON_INVALID[reply.status]
         message = f"{case.type_name} input of shape {list(case.data.shape)} with {dict(case.attributes)} " \
                   f"must be rejected under {', '.join(ids)}"
-        return Judgement(_result(case, suite, "rejection", outcome, ids, _deciding(expectation), reply), [],
-                         _evidence(case, "must raise (rejection)", reply, outcome, message, outcome != "pass"))
-    exercised = _exercised(vspec, case, expectation)
+        failures = [] if outcome == "pass" else [Failure(_deciding(expectation), outcome, message)]
+        result = _result(case, suite, "rejection", outcome, ids, failures, reply, _deciding(expectation))
+        return Judgement(case, reply, result, [], failures, "must raise (rejection)")
+    failures = _semantic_failures(vspec, case, expectation, reply, call)
+    exercised = _exercised(vspec, case, expectation, reply)
+    exercised += [f.clause for f in failures if f.clause not in exercised]
+    outcome = "pass" if not failures else _ON_VALID.get(reply.status, "fail")
     required = expectation.required if expectation.required is not None else expectation.first
-    if reply.status != "ok":
-        outcome = _ON_VALID[reply.status]
-        accepts = vspec.clause_for_check("accepts").id
-        if case.data.size == 0 and vspec.has_check("zero-size"):
-            accepts = vspec.clause_for_check("zero-size").id  # refused only because it is empty
-        message = f"valid input answered with {reply.status}: {reply.error}"
-        return Judgement(_result(case, suite, "semantic", outcome, exercised, accepts, reply), [],
-                         _evidence(case, required, reply, outcome, message))
-    violation = verify(vspec, expectation, case.data, reply.value)
-    if violation is None:
-        return Judgement(_result(case, suite, "semantic", "pass", exercised, None, reply),
-                         _tie_census(vspec, case, expectation, reply))
-    clause_id, why = _reattribute(vspec, case, violation.clause.id, call)
-    message = violation.message + (f" ({why})" if why else "")
-    if clause_id not in exercised:
-        exercised.append(clause_id)
-    return Judgement(_result(case, suite, "semantic", "fail", exercised, clause_id, reply), [],
-                     _evidence(case, required, reply, violation.problem, message))
+    census_records = [] if failures else _tie_census(vspec, case, expectation, reply)
+    return Judgement(case, reply, _result(case, suite, "semantic", outcome, exercised, failures, reply),
+                     census_records, failures, required)
 
 
 # Census examples keep their tensors only up to this size: the report shows a few examples per
@@ -141,7 +185,32 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) 
 CENSUS_EXAMPLE_LIMIT = 256
 
 
-def _census(case: Case, topic: str, reply: Reply, fits: list[str]) -> CensusRecord:
+def _same(first: Reply, second: Reply) -> bool:
+    """Whether two answers to the same input agree: the same status and, for returned
+    answers, the same type, shape and bytes (an error's wording may differ)."""
+    if first.status != second.status:
+        return False
+    if first.status != "ok":
+        return True
+    a, b = np.asarray(first.value), np.asarray(second.value)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
+                    call: Call) -> list[CensusRecord]:
+    """One record per undefined clause the input falls under. The input is asked a second time
+    (unless the first ask crashed or hung): an implementation whose answers to one input differ
+    follows no policy, whatever the answers look like."""
+    deterministic = _same(reply, call(case.data, case.attributes)) if reply.status not in ("crash", "timeout") \
+        else None
+    return [_census(case, clause.id, reply,
+                    census.policies(vspec, clause, case.data, case.attributes, reply.status, reply.value),
+                    census.group(vspec, clause, case.data, case.attributes), deterministic)
+            for clause in expectation.clauses]
+
+
+def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | None = None,
+            deterministic: bool | None = True) -> CensusRecord:
     small = case.data.size <= CENSUS_EXAMPLE_LIMIT
     if reply.status != "ok":
         observed = f"{reply.status}: {reply.error}"
@@ -149,13 +218,13 @@ def _census(case: Case, topic: str, reply: Reply, fits: list[str]) -> CensusReco
         observed = to_tensor(reply.value) if small and np.size(reply.value) <= CENSUS_EXAMPLE_LIMIT else None
     return CensusRecord(version=case.version, type_name=case.type_name, topic=topic,
                         input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
-                        observed=observed, fits=fits)
+                        observed=observed, fits=fits, status=_CENSUS_STATUS[reply.status], group=group,
+                        deterministic=deterministic)
 
 
 def _tie_census(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:
     """Where ties are undefined (v1, v11) and the input has one, record which index was chosen."""
     if expectation.tie_rule != "any" or np.array_equal(expectation.first, expectation.last):
         return []
-    value = np.asarray(reply.value)
     return [_census(case, vspec.clause_for_check("ties").id, reply,
-                    census.tie_choice(expectation.first, expectation.last, value))]
+                    census.tie_choice(expectation.first, expectation.last, reply.value))]

@@ -1,10 +1,12 @@
-"""Running tasks: the Hypothesis wiring of one test (profile, per-test seed, batches of cases),
-the fixed vectors, and a whole run without pytest (adequacy scoring, the project's own tests)."""
+"""Running tasks: the Hypothesis wiring of one test (profile, per-test seed, batches of cases,
+one search per distinct failure), the fixed vectors, and a whole run without pytest (adequacy
+scoring, the project's own tests)."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Callable
 
 import hypothesis
 
@@ -14,11 +16,30 @@ from generators.onnx_cases import onnx_node_cases
 
 from .options import Settings
 from .plan import SUITES, Task, plan
-from .session import Nonconformance, Session
+from .session import SEARCHES_PER_TEST, Nonconformance, Session
+
+
+def _searches(session: Session, search: Callable[[], None]) -> None:
+    """Search until a search finds nothing new (or the test's search or fault budget is spent);
+    every failure found is recorded and set aside before the next search."""
+    for _ in range(SEARCHES_PER_TEST):
+        try:
+            search()
+        except Nonconformance:
+            session.found()
+            if session.searching_on:
+                continue
+        return
+
+
+def _finish(session: Session) -> None:
+    reported = session.end()
+    if reported:
+        raise Nonconformance(f"{len(reported)} failure(s):\n" + "\n".join(reported))
 
 
 def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task) -> None:
-    """Run one Hypothesis test over ``strategy`` (batches of cases) with the run's profile and seed."""
+    """Run one test over ``strategy`` (batches of cases) with the run's profile and seed."""
     settings = session.settings
     profile = profiles.load(settings.profile)
     # The explain phase traces every executed line to annotate a failure: slow, and our
@@ -38,22 +59,23 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
         test = hypothesis.seed(derived)(test)
     session.begin(test_id)
     try:
-        test()
-    finally:
+        _searches(session, test)
+    except BaseException:
         session.end()
+        raise
+    _finish(session)
 
 
 def run_fixed(session: Session, test_id: str, cases: list[Case]) -> None:
-    """Judge every fixed case (no search, no shrinking); raise once at the end if any failed."""
+    """Judge every fixed case (no search, no shrinking, no minimizing: the vectors are ONNX's)."""
     failures = []
     for case in cases:
         session.begin(f"{test_id}[{case.tags[-1]}]")
         try:
             session.check(case, "fixed")
-        except Nonconformance as exc:
-            failures.append(f"{case.tags[-1]}: {exc}")
-        finally:
-            session.end()
+        except Nonconformance:
+            session.found(minimizing=False)
+        failures += [f"{case.tags[-1]}: {line}" for line in session.end()]
     if failures:
         raise Nonconformance("\n".join(failures))
 

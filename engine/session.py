@@ -2,9 +2,17 @@
 Runner), judges each case, keeps and streams the results, and bounds the cost of crashes and
 hangs.
 
-Counting: within one Hypothesis test, the cases generated up to the first failure are recorded
-as they come; the calls Hypothesis makes while shrinking are not counted, and the failure is
-recorded once, with the smallest counterexample (the one Hypothesis replays last)."""
+One test (a version and type of a suite) is a series of searches. Each search is a Hypothesis
+run over the test's strategy; when it finds a failure, Hypothesis shrinks it, the minimizer
+takes it further, and the failure is recorded with its counterexample. Its key (clause, type,
+problem) is then set aside and the next search looks for the others, so one bug never masks a
+second. A test whose cases all pass is a single search, as long as before.
+
+Counting: each distinct input is judged once per test (searches and shrinking replay inputs)
+and recorded once, as it first comes, unless it is part of the search's own failure, which is
+recorded at the end with its counterexample. A case that fails only in ways already set aside
+is recorded as another occurrence of that failure. Inputs first met while shrinking or
+minimizing are not recorded."""
 
 from __future__ import annotations
 
@@ -20,7 +28,8 @@ from results import CaseResult, CensusRecord
 from results.stream import Writer
 
 from .isolation import Reply, Runner
-from .judge import Judgement, judge
+from .judge import Failure, Judgement, judge
+from .minimize import minimize
 from .options import Settings
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
@@ -31,24 +40,31 @@ TIMEOUTS_BEFORE_ADAPTING = 3
 # the run has seen FAULTS_BEFORE_THRIFT of them, one per test (the first is recorded, unshrunk).
 FAULTS_PER_TEST = 2
 FAULTS_BEFORE_THRIFT = 6
+SEARCHES_PER_TEST = 6  # distinct failures looked for in one test before it stops searching
+ALSO_FAILS_ON = 3  # other failing inputs shown with a counterexample
+_ALSO_LIMIT = 64  # ... each at most this many elements
+
+Key = tuple[str, str, str]  # (clause, type name, problem)
 
 
 class Nonconformance(AssertionError):
     """A case the implementation got wrong; Hypothesis shrinks it like any failed assertion."""
 
 
-@dataclass(frozen=True)
-class _Failure:
-    judgement: Judgement
-    message: str  # what Hypothesis prints
+def key_of(judgement: Judgement, failure: Failure) -> Key:
+    return failure.clause, judgement.case.type_name, failure.problem
 
 
 @dataclass
 class _TestState:
-    """Bookkeeping of one Hypothesis test (one version and type of one suite)."""
+    """Bookkeeping of one test (one version and type of one suite)."""
 
-    failure: Judgement | None = None  # the latest failing judgement: after shrinking, the smallest
-    settled: dict[str, _Failure | None] = field(default_factory=dict)  # input key -> its failure, if any
+    settled: dict[str, Judgement | None] = field(default_factory=dict)  # input key -> judgement (None: unasked)
+    recorded: set[str] = field(default_factory=set)  # input keys recorded
+    aside: set[Key] = field(default_factory=set)  # failures already reported
+    current: tuple[Judgement, Failure] | None = None  # this search's failure: after shrinking, the smallest
+    seen: dict[Key, dict[str, Judgement]] = field(default_factory=dict)  # failing inputs per failure key
+    reported: list[str] = field(default_factory=list)  # one line per failure found, for pytest
     faults: int = 0
 
 
@@ -83,29 +99,40 @@ class Session:
             self.slowest_ok = max(self.slowest_ok, reply.seconds)
         return reply
 
-    # -- one Hypothesis test -----------------------------------------------------------------
+    # -- one test ----------------------------------------------------------------------------
     def begin(self, test_id: str) -> None:
         self.state, self.test_id = _TestState(), test_id
 
     def check(self, case: Case, suite: str) -> None:
-        """Judge one case (and its twin); raise Nonconformance when the implementation got it wrong."""
-        failure = self._settle(case, suite)
-        if failure is not None:
-            self.state.failure = failure.judgement
-            raise Nonconformance(failure.message)
+        """Judge one case (and its twin); raise Nonconformance when it fails in a way not yet
+        reported in this test."""
+        state = self.state
+        for judgement in self._judged(case, suite):
+            open_failures = [f for f in judgement.failures if key_of(judgement, f) not in state.aside]
+            if open_failures:
+                failure = open_failures[0]
+                state.current = (judgement, failure)
+                self._remember(key_of(judgement, failure), judgement)
+                raise Nonconformance(f"[{failure.clause}] {failure.problem} on {case.type_name}"
+                                     f"{list(judgement.case.data.shape)} with {dict(judgement.case.attributes)}")
 
-    def _settle(self, case: Case, suite: str) -> _Failure | None:
-        """The failure of ``case`` or of its twin, else None. Each input is judged once per test:
-        shrinking replays whole batches, and the cases that pass in them are not asked again."""
+    def _judged(self, case: Case, suite: str) -> list[Judgement]:
+        """The case's judgement and, for a valid case with a twin, the twin's."""
+        judgement = self._settle(case, suite)
+        if judgement is None:
+            return []
+        second = twin(case, case.key()) if judgement.result.kind == "semantic" and not judgement.failed else None
+        return [judgement] + ([] if second is None else [j for j in [self._settle(second, suite)] if j is not None])
+
+    def _settle(self, case: Case, suite: str, record: bool = True) -> Judgement | None:
+        """The judgement of ``case``, asking the implementation only the first time; None when
+        the fault budget is spent (the input then counts as passing, unasked and unrecorded, so
+        Hypothesis settles on the smallest input it has seen fail)."""
         state = self.state
         key = case.key()
         if key in state.settled:
             return state.settled[key]
         if state.faults >= self._faults_allowed():
-            # Shrinking a crash or a hang costs a worker restart or a timeout per try: stop
-            # asking. A new input then counts as passing, unjudged and unrecorded, so Hypothesis
-            # settles on the smallest input it has seen fail, and can still simplify the other
-            # cases of its batch. (A census test has no failure to shrink: it stops observing.)
             return None
         reply = self.call(case.data, case.version, case.attributes)
         if reply.status in ("crash", "timeout"):
@@ -114,18 +141,12 @@ class Session:
         judgement = judge(spec.load(case.version), case, reply, suite,
                           lambda data, attributes: self.call(data, case.version, attributes))
         judgement.result.test = self.test_id
-        failure = None
-        if judgement.failed:
-            failure = _Failure(judgement, f"[{judgement.result.clause}] {judgement.result.outcome} on "
-                                          f"{case.type_name}{list(case.data.shape)} with {dict(case.attributes)}")
-        else:
-            if state.failure is None:
-                self._record(judgement.result, judgement.census)
-            second = twin(case, key)
-            if second is not None and judgement.result.kind == "semantic":
-                failure = self._settle(second, suite)
-        state.settled[key] = failure
-        return failure
+        state.settled[key] = judgement
+        searching = state.current is None
+        if record and searching and not any(key_of(judgement, f) not in state.aside for f in judgement.failures):
+            self._record(judgement.result, judgement.census)
+            state.recorded.add(key)
+        return judgement
 
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
@@ -138,13 +159,67 @@ class Session:
             for record in census:
                 self.stream.census(record)
 
-    def end(self) -> None:
+    @property
+    def searching_on(self) -> bool:
+        """Whether another search of this test may find something: its fault budget is not spent."""
+        return self.state.faults < self._faults_allowed()
+
+    def found(self, minimizing: bool = True) -> None:
+        """The current search ended on a failure: minimize it, record it with its counterexample,
+        and set its key aside for the next search."""
+        state = self.state
+        judgement, failure = state.current
+        state.current = None
+        key = key_of(judgement, failure)
+        unminimized = state.faults >= self._faults_allowed()
+        if minimizing and failure.problem not in ("crash", "timeout") and not unminimized:
+            judgement = self._minimized(judgement, key)
+        result = judgement.recorded_as(failure)
+        result.counterexample = judgement.evidence(self._failure_of(judgement, key))
+        result.counterexample.minimized = not unminimized
+        result.counterexample.also = [j.example() for j in self._also(key, judgement)]
+        self._record(result, [])
+        state.recorded.add(judgement.case.key())
+        state.aside.add(key)
+        state.reported.append(f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}")
+
+    @staticmethod
+    def _failure_of(judgement: Judgement, key: Key) -> Failure:
+        return next(f for f in judgement.failures if key_of(judgement, f) == key)
+
+    def _minimized(self, judgement: Judgement, key: Key) -> Judgement:
+        suite = judgement.result.suite
+
+        def fails(candidate: Case) -> bool:
+            found = self._settle(candidate, suite, record=False)
+            if found is not None and any(key_of(found, f) == key for f in found.failures):
+                self._remember(key, found)
+                return True
+            return False
+
+        simplest = minimize(judgement.case, fails)
+        return self.state.settled[simplest.key()] if simplest is not judgement.case else judgement
+
+    def _remember(self, key: Key, judgement: Judgement) -> None:
+        """Keep a failing input for the "also fails on" list (a few per failure key)."""
+        seen = self.state.seen.setdefault(key, {})
+        if len(seen) < 4 * ALSO_FAILS_ON:
+            seen.setdefault(judgement.case.key(), judgement)
+
+    def _also(self, key: Key, shown: Judgement) -> list[Judgement]:
+        """Up to ALSO_FAILS_ON other small inputs that fail the same way, new shapes first."""
+        pool = {k: j for k, j in self.state.seen.get(key, {}).items()
+                if j.case.data.size <= _ALSO_LIMIT and k != shown.case.key()}
+        ordered = sorted(pool.values(), key=lambda j: (j.case.data.size, j.case.data.ndim))
+        shapes = {shown.case.data.shape}
+        fresh = [j for j in ordered if j.case.data.shape not in shapes and not shapes.add(j.case.data.shape)]
+        rest = [j for j in ordered if all(j is not f for f in fresh)]
+        return (fresh + rest)[:ALSO_FAILS_ON]
+
+    def end(self) -> list[str]:
+        """Close the test; one line per failure it found."""
         state, self.state = self.state, None
-        if state.failure is not None:
-            result = state.failure.result
-            result.counterexample = state.failure.evidence()
-            result.counterexample.minimized = state.faults < self._faults_allowed()
-            self._record(result, [])
+        return state.reported
 
     def close(self) -> None:
         self.runner.close()

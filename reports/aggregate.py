@@ -15,10 +15,11 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import CENSUS, OUTCOMES, CaseResult, CensusRecord, RawRun, Tensor
+from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
 from results.verdict import judged, reason, verdict
 from spec.diff import diff
 
+from . import census, clauses
 from .replay import display_values, snippet
 
 SCHEMA = "argmin-conformance/report/2"
@@ -26,7 +27,6 @@ ALL_OUTCOMES = (*OUTCOMES, CENSUS)
 # Worst first: the outcome a cell or clause shows when its cases disagree.
 SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
 NOT_RUN = "not-run"
-EXAMPLES_PER_TOPIC = 5
 
 
 def counts(outcomes: Iterable[str]) -> dict[str, int]:
@@ -89,40 +89,6 @@ def _versions(raw: RawRun, versions: list[int]) -> list[dict]:
     return entries
 
 
-def _clause_outcomes(result: CaseResult) -> Iterable[tuple[str, str]]:
-    """A case counts 'pass' for every clause it exercised except the deciding one, which gets the
-    case's outcome. A non-pass case without a deciding clause charges its outcome to all of them,
-    and so does a census case (every undefined clause it fell under observed it)."""
-    clauses = list(dict.fromkeys([*result.clauses, *([result.clause] if result.clause else [])]))
-    for clause_id in clauses:
-        if result.clause is None or result.kind == "undefined":
-            yield clause_id, result.outcome
-        else:
-            yield clause_id, result.outcome if clause_id == result.clause else "pass"
-
-
-def _clauses(raw: RawRun, versions: list[int]) -> list[dict]:
-    tallies: dict[tuple[int, str], list[str]] = defaultdict(list)
-    for result in raw.results:
-        for clause_id, outcome in _clause_outcomes(result):
-            tallies[result.version, str(clause_id)].append(outcome)
-    entries = []
-    for version in versions:
-        vspec = _spec(version)
-        known = {c.id: c for c in vspec.clauses} if vspec else {}
-        seen = [cid for (v, cid) in tallies if v == version and cid not in known]
-        for clause_id in [*known, *sorted(set(seen))]:
-            clause = known.get(clause_id)
-            tally = counts(tallies.get((version, clause_id), []))
-            entries.append({
-                "version": version, "id": clause_id,
-                "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
-                "statement": dict(clause.statement) if clause else {},
-                "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally),
-            })
-    return entries
-
-
 def _type_order(raw: RawRun, versions: list[int]) -> list[str]:
     """Columns of the matrix: the types of the tested versions' T, then any other type a case used
     (rejection inputs), in catalogue order."""
@@ -151,8 +117,10 @@ def _matrix(raw: RawRun, versions: list[int], types: list[str]) -> list[dict]:
     return rows
 
 
-def _size(result: CaseResult) -> int:
-    return math.prod(result.counterexample.input.shape) if result.counterexample else 0
+def _rank(result: CaseResult) -> tuple[bool, int]:
+    """Which result of a failure to show: one with a counterexample, the smallest."""
+    ce = result.counterexample
+    return ce is None, math.prod(ce.input.shape) if ce else 0
 
 
 def _failures(raw: RawRun) -> list[dict]:
@@ -163,10 +131,9 @@ def _failures(raw: RawRun) -> list[dict]:
     for result in raw.results:
         if result.outcome in ("pass", CENSUS):
             continue
-        ce = result.counterexample
-        key = (result.version, result.clause or "", result.type_name, ce.problem if ce else result.outcome)
+        key = (result.version, result.clause or "", result.type_name, result.problem or result.outcome)
         seen[key] += 1
-        if key not in chosen or _size(result) <= _size(chosen[key]):
+        if key not in chosen or _rank(result) <= _rank(chosen[key]):
             chosen[key] = result
     entries = []
     for key in sorted(chosen, key=lambda k: (k[0], _clause_number(k[1]), k[2], k[3])):
@@ -184,6 +151,8 @@ def _failures(raw: RawRun) -> list[dict]:
                 "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
                 "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
                 "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
+                "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
+                          "actual": _tensor(e.actual)} for e in ce.also],
             },
             "replay": snippet(raw.info.impl, result.version, ce) if ce else None,
         })
@@ -202,50 +171,6 @@ def _find_clause(vspec: spec.VersionSpec | None, clause_id: str | None) -> spec.
         return vspec.clause(clause_id)
     except KeyError:
         return None
-
-
-def _examples(records: list[CensusRecord]) -> list[CensusRecord]:
-    """A few observations, one per distinct set of fitting policies first, so an incoherent
-    topic shows the answers that disagree."""
-    # Small inputs read best; large ones were recorded without their tensors.
-    records = sorted(records, key=lambda r: math.prod(r.input.shape) if r.input else math.inf)
-    picked, kinds = [], set()
-    for record in records:
-        if frozenset(record.fits) not in kinds:
-            kinds.add(frozenset(record.fits))
-            picked.append(record)
-    for record in records:
-        if len(picked) >= EXAMPLES_PER_TOPIC:
-            break
-        if record not in picked:
-            picked.append(record)
-    return picked[:max(EXAMPLES_PER_TOPIC, len(kinds))]
-
-
-def _census(raw: RawRun) -> list[dict]:
-    """Per version and topic: the policy is what every observation fits (an intersection); when
-    nothing fits all of them the implementation follows no coherent policy."""
-    topics: dict[tuple[int, str], list[CensusRecord]] = defaultdict(list)
-    for record in raw.census:
-        topics[record.version, str(record.topic)].append(record)
-    entries = []
-    for (version, topic), records in sorted(topics.items(), key=lambda kv: (kv[0][0], _clause_number(kv[0][1]))):
-        policy = set(records[0].fits)
-        for record in records[1:]:
-            policy &= set(record.fits)
-        fits = Counter(f for record in records for f in set(record.fits))
-        clause = _find_clause(_spec(version), topic)
-        entries.append({
-            "version": version, "topic": topic, "title": clause.title if clause else "",
-            "statement": dict(clause.statement) if clause else {},
-            "records": len(records), "types": sorted({r.type_name for r in records}),
-            "policy": sorted(policy), "coherent": bool(policy),
-            "fits": dict(sorted(fits.items())), "fits_nothing": sum(1 for r in records if not r.fits),
-            "examples": [{"type": r.type_name, "input": _tensor(r.input), "observed": _tensor(r.observed),
-                          "attributes": {str(k): v for k, v in r.attributes.items()}, "fits": sorted(r.fits)}
-                         for r in _examples(records)],
-        })
-    return entries
 
 
 def _family(type_name: str) -> str:
@@ -312,16 +237,17 @@ def aggregate(raw: RawRun) -> dict:
     """The report document for one run (see report.schema.json)."""
     versions = _tested_versions(raw)
     types = _type_order(raw, versions)
+    census_entries = census.entries(raw, _tensor, lambda version, topic: _find_clause(_spec(version), topic))
     return {
         "schema": SCHEMA,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "run": _run(raw),
         "versions": _versions(raw, versions),
         "types": types,
-        "clauses": _clauses(raw, versions),
+        "clauses": clauses.rows(raw, versions, census_entries, counts, worst, _spec),
         "matrix": _matrix(raw, versions, types),
         "failures": _failures(raw),
-        "census": _census(raw),
+        "census": census_entries,
         "coverage": _coverage(raw, versions, types),
         "differences": _differences(versions),
         "environment": _plain(raw.environment),

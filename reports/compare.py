@@ -58,15 +58,15 @@ def compare(old: dict, new: dict) -> dict:
             failing.append(item)
         elif after == PASSING and _failing(before):
             passing.append(item)
-    old_census = {(c["version"], c["topic"]): c for c in old["census"]}
-    new_census = {(c["version"], c["topic"]): c for c in new["census"]}
+    old_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in old["census"]}
+    new_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in new["census"]}
     census = []
     for key in sorted(old_census.keys() | new_census.keys()):
         before, after = _policy(old_census.get(key)), _policy(new_census.get(key))
         if before != after:
             entry = new_census.get(key) or old_census[key]
-            census.append({"version": key[0], "topic": key[1], "title": entry["title"],
-                           "before": before, "after": after})
+            title = entry["title"] + (f" ({key[2]})" if key[2] else "")
+            census.append({"version": key[0], "topic": key[1], "title": title, "before": before, "after": after})
     regression = any(v["regression"] for v in verdicts) or any(f["regression"] for f in failing)
     return {"old": _run(old), "new": _run(new), "verdicts": verdicts, "newly_failing": failing,
             "newly_passing": passing, "census": census, "regression": regression}

@@ -78,14 +78,24 @@ MESSAGES: dict[str, dict[str, str]] = {
         "none": "(none)",
         "policy": "Observed policy",
         "no-policy": "no coherent policy",
-        "census-warning": "These answers fit no single policy: the result depends on where or how the input is "
-                          "given. This is not a violation (the standard leaves it undefined), but users should "
-                          "not rely on it.",
         "observations": "Observations",
         "examples": "Examples",
         "observed": "Observed",
         "fits": "Fits",
         "census-none": "No census observations.",
+        "not-exercised": "not exercised for {types}",
+        "policy-by-type": "one policy per type",
+        "also-fails-on": "Also fails on",
+        "refused-apart": "refused outright (unsupported for every valid input), not counted: {types}",
+        "warning-nondeterministic": "The same input, asked twice, got different answers ({n} time(s)): no policy "
+                                    "can be read from them (uninitialised memory or a race).",
+        "warning-incoherent": "These answers fit no single policy: the result depends on where or how the input is "
+                              "given. This is not a violation (the standard leaves it undefined), but users should "
+                              "not rely on it.",
+        "warning-crashes": "The implementation crashed or hung on some of these inputs. Undefined behaviour is not "
+                           "a violation, but a crash is worth knowing about.",
+        "status": "Status",
+        "per-type": "Per type",
         "census-note": "The standard leaves these inputs undefined. The observed policy is what every observation "
                        "is consistent with.",
         "coverage-note": "Partitions are the tags of the generated cases. A partition counts as possible for a "
@@ -203,13 +213,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "none": "（無）",
         "policy": "觀察到的策略",
         "no-policy": "沒有一致的策略",
-        "census-warning": "這些結果不符合任何單一策略：結果取決於輸入的位置或給定方式。這不算違規（標準未定義此"
-                          "行為），但使用者不應依賴它。",
         "observations": "觀察數",
         "examples": "範例",
         "observed": "觀察結果",
         "fits": "符合的策略",
         "census-none": "沒有普查觀察。",
+        "not-exercised": "未在以下型別上檢驗：{types}",
+        "policy-by-type": "每個型別各有一致策略",
+        "also-fails-on": "同樣失敗的其他輸入",
+        "refused-apart": "完全拒絕的型別（每個有效輸入皆回報不支援），不列入計算：{types}",
+        "warning-nondeterministic": "同一輸入詢問兩次得到不同答案（{n} 次）：無法從中讀出任何策略（可能是未初始化的"
+                                    "記憶體或競態）。",
+        "warning-incoherent": "這些結果不符合任何單一策略：結果取決於輸入的位置或給定方式。這不算違規（標準未定義此"
+                              "行為），但使用者不應依賴它。",
+        "warning-crashes": "實作在部分輸入上崩潰或停滯。未定義行為不算違規，但崩潰值得注意。",
+        "status": "狀態",
+        "per-type": "各型別",
         "census-note": "標準未定義這些輸入的行為。觀察到的策略是所有觀察結果皆符合的策略。",
         "coverage-note": "分割即產生案例時的標籤。若本次執行在同一型別家族的任一型別中涵蓋了某分割，該分割即視"
                          "為此型別可涵蓋的分割；每格的分數為該組標籤的「已涵蓋／可涵蓋」。",

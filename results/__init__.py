@@ -12,6 +12,7 @@ from .records import (
     CaseResult,
     CensusRecord,
     Counterexample,
+    Example,
     RawRun,
     RunInfo,
     Tensor,
@@ -24,7 +25,7 @@ RAW = "raw.json"
 
 __all__ = [
     "CENSUS", "CONFORMANT", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample",
-    "RawRun", "RunInfo", "Tensor", "from_json", "load", "save", "to_json", "verdicts",
+    "Example", "RawRun", "RunInfo", "Tensor", "from_json", "load", "save", "to_json", "verdicts",
 ]
 
 

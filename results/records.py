@@ -27,9 +27,19 @@ class Tensor:
 
 
 @dataclass
+class Example:
+    """Another input that fails the same way as a counterexample, and what came back."""
+
+    input: Tensor
+    attributes: dict[str, int]
+    actual: Tensor | str | None
+
+
+@dataclass
 class Counterexample:
     """Everything needed to replay a failure: the exact input and attributes (the version is
-    the result's), what the spec expected, what came back and why it is wrong."""
+    the result's), what the spec expected, what came back and why it is wrong; and up to three
+    varied inputs that fail the same way (``also``), to show the extent of the bug."""
 
     input: Tensor
     attributes: dict[str, int]
@@ -37,16 +47,19 @@ class Counterexample:
     actual: Tensor | str | None  # a tensor, or the exception / crash / timeout description
     problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, unsupported, error, ...
     message: str
-    minimized: bool = True  # False where shrinking was cut short (crash or hang budget)
+    minimized: bool = True  # False where minimizing was cut short (crash or hang budget)
+    also: list[Example] = field(default_factory=list)
 
 
 @dataclass
 class CaseResult:
     """One judged case.
 
-    ``clauses`` are every clause the case exercised; ``clause`` is the deciding one: the
-    violated clause of a failure, the rejection clause of a rejection case, the undefined
-    clause (census topic) of a census case, or None for a semantic pass."""
+    ``clauses`` are the clauses the case actually put to the test (a valid input the
+    implementation refused tested only C1, not the output clauses); ``clause`` is the deciding
+    one: the violated clause of a failure, the rejection clause of a rejection case, the
+    undefined clause (census topic) of a census case, or None for a semantic pass; ``violated``
+    lists every clause the case violated (an int32 answer may also point at the wrong index)."""
 
     version: int
     type_name: str
@@ -59,6 +72,13 @@ class CaseResult:
     test: str = ""  # the pytest node id that produced it
     duration_s: float = 0.0
     counterexample: Counterexample | None = None
+    violated: list[str] = field(default_factory=list)
+    problem: str | None = None  # the deciding failure's problem (dtype, not-a-minimum, crash, ...)
+
+
+# What an implementation did with a census input. Only "returned" and "raised" can make a
+# policy; "unsupported" (NotImplementedError), "crash" and "timeout" are reported as they are.
+STATUSES = ("returned", "raised", "unsupported", "crash", "timeout")
 
 
 @dataclass
@@ -67,7 +87,10 @@ class CensusRecord:
 
     ``fits`` lists the named policies the observation is consistent with (for NaN:
     ``nan-is-min``, ``nan-ignored``; for ties: ``first``, ``last``; for other topics the
-    behaviour seen, e.g. ``raised`` or ``returned``). An empty list fits no policy."""
+    behaviour seen, ``raised`` or ``returned``, and readings such as ``as-keepdims-1``). An
+    empty list fits no policy. ``group`` splits a topic where inputs differ in kind (ArgMin-1
+    negative axes: within [-r, -1] or below -r). ``deterministic`` says whether the same input,
+    asked again, got the same answer (None where it was not asked again: crash, timeout)."""
 
     version: int
     type_name: str
@@ -76,6 +99,9 @@ class CensusRecord:
     attributes: dict[str, int]
     observed: Tensor | str | None  # the returned tensor (None when large), or the exception text
     fits: list[str]
+    status: str = "returned"  # one of STATUSES
+    group: str | None = None
+    deterministic: bool | None = True
 
 
 @dataclass
@@ -119,6 +145,7 @@ def result_from_json(item: dict[str, Any]) -> CaseResult:
         ce = dict(item["counterexample"])
         for key in ("input", "expected", "actual"):
             ce[key] = _tensor(ce[key])
+        ce["also"] = [Example(_tensor(e["input"]), e["attributes"], _tensor(e["actual"])) for e in ce.get("also", [])]
         item["counterexample"] = Counterexample(**ce)
     return CaseResult(**item)
 

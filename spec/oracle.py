@@ -183,42 +183,70 @@ def expect(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) 
     return Expectation("semantic", (), axis, keepdims, tie_rule, first, last)
 
 
-def verify(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object) -> Violation | None:
-    """Judge an implementation's answer to a valid input; None when it conforms."""
+def _first(mask: np.ndarray) -> tuple[int, ...]:
+    """The position of the first True in ``mask`` (``()`` for a 0-d mask)."""
+    if mask.ndim == 0:
+        return ()
+    return tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(mask)[0]), mask.shape))
+
+
+def violations(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object) -> list[Violation]:
+    """Every clause an answer to a valid input violates, in check order (empty: it conforms).
+
+    The index values are judged whatever integer type holds them, so a wrong output type (C2)
+    never hides a wrong index (C4, C5, C6); indices out of range are left out of the minimum and
+    tie checks. A wrong shape, or an answer that holds no integers, leaves nothing to compare."""
     def violation(check: str, problem: str, message: str) -> Violation:
         return Violation(vspec.clause_for_check(check), problem, message)
 
     actual = np.asarray(actual)
     reference = expectation.first if expectation.first is not None else expectation.last
+    found = []
     if actual.dtype != np.int64:
-        return violation("output-dtype", "dtype", f"output dtype is {actual.dtype}, expected int64")
+        found.append(violation("output-dtype", "dtype", f"output dtype is {actual.dtype}, expected int64"))
+    if actual.dtype.kind not in "iu":
+        return found
     if actual.shape != reference.shape:
-        return violation("output-shape", "shape", f"output shape is {actual.shape}, expected {reference.shape}")
+        shape = violation("output-shape", "shape", f"output shape is {actual.shape}, expected {reference.shape}")
+        return [*found, shape]
     n = data.shape[expectation.axis]
     out_of_range = (actual < 0) | (actual >= n)
     if out_of_range.any():
         bad = actual[out_of_range].flat[0]
-        return violation("index-range", "index-range", f"index {bad} is outside [0, {n - 1}]")
+        found.append(violation("index-range", "index-range", f"index {bad} is outside [0, {n - 1}]"))
     if actual.size == 0:
-        return None
+        return found
+    index = np.where(out_of_range, reference, actual).astype(np.int64)
     required = expectation.required
-    if required is not None and np.array_equal(actual, required):
-        return None
-    def pick(index: np.ndarray) -> np.ndarray:
-        index = index if expectation.keepdims else np.expand_dims(index, expectation.axis)
-        return np.take_along_axis(data, index, expectation.axis)
+    if required is not None and np.array_equal(index, required):
+        return found
 
-    picked, best = pick(actual), pick(reference)
+    def pick(positions: np.ndarray) -> np.ndarray:
+        """The elements the indices point at, in the output's shape."""
+        if expectation.keepdims:
+            return np.take_along_axis(data, positions, expectation.axis)
+        chosen = np.take_along_axis(data, np.expand_dims(positions, expectation.axis), expectation.axis)
+        return np.squeeze(chosen, expectation.axis)
+
+    picked, best = pick(index), pick(reference)
     not_minimal = order_keys(picked) != order_keys(best)
     if not_minimal.any():
-        where = tuple(int(i) for i in np.argwhere(not_minimal)[0])
-        return violation("minimum", "not-a-minimum",
-                         f"at output position {where} the index points at {picked[where]!r}, "
-                         f"but the slice minimum is {best[where]!r}")
+        where = _first(not_minimal)
+        found.append(violation("minimum", "not-a-minimum",
+                               f"at output position {where} the index points at {picked[where]!r}, "
+                               f"but the slice minimum is {best[where]!r}"))
     if required is None:
-        return None
-    wrong = np.argwhere(actual != required)[0]
-    where = tuple(int(i) for i in wrong)
-    return violation("ties", "wrong-tie",
-                     f"at output position {where} the index is {actual[where]}, but the {expectation.tie_rule} "
-                     f"minimum is at {required[where]}")
+        return found
+    wrong = (index != required) & ~not_minimal & ~out_of_range
+    if wrong.any():
+        where = _first(wrong)
+        found.append(violation("ties", "wrong-tie",
+                               f"at output position {where} the index is {index[where]}, but the "
+                               f"{expectation.tie_rule} minimum is at {required[where]}"))
+    return found
+
+
+def verify(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object) -> Violation | None:
+    """The first clause an answer to a valid input violates, or None when it conforms."""
+    found = violations(vspec, expectation, data, actual)
+    return found[0] if found else None

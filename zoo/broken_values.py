@@ -230,3 +230,26 @@ def select_last_floats_only(data: np.ndarray, *, opset: int, **attributes: int) 
     if data.dtype.kind in "iu":
         return finish(first_min(data, request.axis), request)
     return finish(_pick(data, request), request)
+
+
+def wide_ints_narrowed_to_int32(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """int64, uint32 and uint64 are cast to int32 (wrapping) before they are compared.
+
+    int64 [2**32, 1] becomes [0, 1] and answers 0; uint32 [2**31, 1] becomes [-2**31, 1] and
+    answers 0 (what OpenVINO's CPU plug-in did). Violates the minimum clause at every version."""
+    request = parse(data, opset, attributes)
+    if data.dtype.name in ("int64", "uint32", "uint64"):
+        data = data.astype(np.int32)
+    return finish(_pick(data, request), request)
+
+
+def int32_answers_and_doubles_as_float(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Two independent bugs: int32 indices for every type, and doubles compared as float32.
+
+    Violates the output dtype clause at every version and, for doubles such as
+    [1.0, 1 - 2**-40], the minimum clause as well: a report must show both."""
+    request = parse(data, opset, attributes)
+    if data.dtype == np.float64:
+        with np.errstate(over="ignore"):
+            data = data.astype(np.float32)
+    return finish(_pick(data, request), request).astype(np.int32)

@@ -3,10 +3,12 @@
 Each one must be judged conformant at every version. They differ where the standard is silent
 (NaN, an empty reduced axis, which minimum v1/v11 return on ties), so the suite's census has
 different behaviours to record and must not hold any of them against the implementation. The two
-``census-only`` ones answer NaN inputs with no coherent policy, which deserves a census warning
-but is never a violation."""
+``census-only`` ones answer NaN inputs with no coherent policy, or empty axes with random values,
+which deserves a census warning but is never a violation."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -153,3 +155,16 @@ def min_then_match(data: np.ndarray, *, opset: int, **attributes: int) -> np.nda
         found = np.argmax(match, axis=axis)
     return finish(found, request)
 
+
+
+def random_on_empty_axis(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Correct, but an empty reduced axis answers whatever the output buffer held (random values).
+
+    Undefined behaviour, so conformant; the census must flag the answers as nondeterministic
+    (the same input asked twice gets different answers), never as a coherent policy."""
+    request = parse(data, opset, attributes)
+    if data.shape[request.axis] == 0:
+        shape = [1 if i == request.axis else n for i, n in enumerate(data.shape)]
+        garbage = np.frombuffer(os.urandom(8 * int(np.prod(shape))), np.int64).reshape(shape)
+        return garbage if request.keepdims else np.squeeze(garbage, request.axis)
+    return finish((last_min if request.last else first_min)(data, request.axis), request)

@@ -58,3 +58,13 @@ def no_float16_kernel(data: np.ndarray, *, opset: int, **attributes: int) -> np.
     if data.dtype == np.float16:
         raise NotImplementedError("ArgMin has no float16 kernel")
     return reference(data, opset, attributes)
+
+
+def abort_on_v1_negative_axis(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Correct, but aborts its process (SIGABRT) on a negative axis at ArgMin-1, like tract's panic.
+
+    ArgMin-1 does not define negative axes, so this is conformant; the census must record the
+    crashes as crashes, not as rejections. Never call it in-process on such an input."""
+    if opset == 1 and attributes.get("axis", 0) < 0:
+        os.abort()
+    return reference(data, opset, attributes)

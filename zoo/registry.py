@@ -74,7 +74,10 @@ _CORRECT = tuple(
     _entry(fn, "none", {})
     for fn in (correct.numpy_argmin, correct.python_loop, correct.stable_sort, correct.blocked_two_level,
                correct.integer_keys)
-) + tuple(_entry(fn, "census-only", {}) for fn in (correct.sticky_first_nan, correct.min_then_match))
+) + tuple(_entry(fn, "census-only", {}) for fn in (correct.sticky_first_nan, correct.min_then_match,
+                                                   correct.random_on_empty_axis)) + (
+    _entry(faulty.abort_on_v1_negative_axis, "census-crash", {}),
+)
 
 _BROKEN = (
     # ties
@@ -103,6 +106,8 @@ _BROKEN = (
            Witness(_a([2**62 + 1, 2**62], np.int64)), Witness(_a([2**64 - 1, 2**64 - 2], np.uint64))),
     _entry(values.int32_via_float32, "detour-float32", _everywhere("C5"), Witness(_a([2**24 + 1, 2**24], np.int32))),
     _entry(values.double_via_float32, "detour-float32", _everywhere("C5"), Witness(_a([1 + 2**-40, 1.0], np.float64))),
+    _entry(values.wide_ints_narrowed_to_int32, "narrowing-int32", _everywhere("C5"),
+           Witness(_a([2**32, 1], np.int64)), Witness(_a([2**31, 1], np.uint32)), Witness(_a([2**63, 1], np.uint64))),
     _entry(values.bfloat16_via_float16, "detour-float16", _at("C5", 13), Witness(_a([1e10, 1e5], ml_dtypes.bfloat16))),
     _entry(values.flush_subnormals, "flush-to-zero", _everywhere("C5"),
            Witness(_a([1e-40, 5e-41])), Witness(_a([0.0, -1e-45]))),
@@ -136,6 +141,10 @@ _BROKEN = (
     _entry(rejects.float16_dropped_after_11, "dtype-kernel-missing", _at("C1", 12, 13),
            Witness(_a([2, 1], np.float16))),
     _entry(rejects.int32_indices, "index-dtype", _everywhere("C2"), Witness(_MATRIX)),
+    _entry(rejects.two_kernels_missing_zeros_on_empty, "dtype-kernel-missing", _everywhere("C1"),
+           Witness(_a([2, 1], np.int16))),
+    # two bugs in one: the report must show both (C5 is checked by its own test)
+    _entry(values.int32_answers_and_doubles_as_float, "two-bugs", _everywhere("C2"), Witness(_MATRIX)),
     # faults of the program itself
     _entry(faulty.exit_on_long_axis, "crash", _everywhere("C1"), Witness(np.zeros(faulty.LONG_AXIS + 1, np.float32))),
     _entry(faulty.hang_on_rank4, "hang", _everywhere("C1"), Witness(np.zeros((1,) * faulty.HANG_RANK, np.float32))),
@@ -145,7 +154,9 @@ _BROKEN = (
 )
 
 ENTRIES: tuple[Entry, ...] = _CORRECT + _BROKEN
-FAULT_CLASSES = frozenset({"crash", "hang"})  # never call these in-process on their witnesses
+# Never call these in-process on their triggers ("census-crash": a correct entry that aborts on
+# input the standard leaves undefined).
+FAULT_CLASSES = frozenset({"crash", "hang", "census-crash"})
 
 
 def entry(name: str) -> Entry:

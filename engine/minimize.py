@@ -1,0 +1,219 @@
+"""Taking a failing case to its simplest form, past what Hypothesis' shrinker reaches.
+
+Hypothesis shrinks the bytes a case is decoded from; the simplest bytes are not always the
+simplest input (a shrunk int64 counterexample can still be 86 elements long, a double bug can
+still be shown through subnormals). Here the input itself is simplified, keeping a candidate
+only while the same clause still fails with the same problem:
+
+1. fewer elements on the other axes (one slice of each), then lower rank (drop them);
+2. a shorter reduced axis (chunks removed, halves first);
+3. a simpler set of values: the distinct values mapped, in order, onto simple ladders
+   (0, 1, 2, ...; or 1 and its neighbours, where precision is the point);
+4. simpler values one element at a time: smaller magnitudes, normal numbers before
+   subnormals, finite before infinite;
+5. fewer attributes set.
+
+Every candidate is asked through the caller's ``fails``, which remembers what it has asked, and
+the number of new asks is bounded by ``budget``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+
+import spec
+from generators import Case
+from spec.oracle import classify, order_keys
+
+BUDGET = 300  # asks of the implementation per minimized failure
+_SMALL = (0, 1, -1, 2, -2, 3, -3, 4, -4, 5, 10, -10, 100, -100)
+
+
+def _finfo(dtype: np.dtype):
+    return ml_dtypes.finfo(dtype)
+
+
+def value_cost(value: float | int, dtype: np.dtype) -> tuple:
+    """How complicated one value is: (class, magnitude, negative), class 0 for zero and normal
+    numbers, 1 for subnormals, 2 for infinities, 3 for NaN."""
+    if dtype.kind in "iu":
+        return 0, abs(int(value)), int(value) < 0
+    wide = float(value)
+    if math.isnan(wide):
+        return 3, 0.0, False
+    if math.isinf(wide):
+        return 2, 0.0, wide < 0
+    subnormal = wide != 0 and abs(wide) < float(_finfo(dtype).tiny)
+    return int(subnormal), abs(wide), math.copysign(1.0, wide) < 0
+
+
+def simpler(a: Case, b: Case) -> bool:
+    """Whether ``a`` is simpler than ``b``: fewer elements, then lower rank, then simpler values
+    (compared from the most complicated value down), then fewer attributes set."""
+    if (a.data.size, a.data.ndim) != (b.data.size, b.data.ndim):
+        return (a.data.size, a.data.ndim) < (b.data.size, b.data.ndim)
+    if a.data.dtype != b.data.dtype or not np.array_equal(a.data.view(np.uint8), b.data.view(np.uint8)):
+        return _value_costs(a) < _value_costs(b)
+    return len(a.attributes) < len(b.attributes)
+
+
+def _value_costs(case: Case) -> tuple:
+    costs = sorted((value_cost(v, case.data.dtype) for v in case.data.reshape(-1).tolist()), reverse=True)
+    return tuple(c[0] for c in costs), tuple(c[1] for c in costs), tuple(c[2] for c in costs)
+
+
+@cache
+def candidates(dtype: np.dtype) -> tuple:
+    """Simple values of a type, simplest first (only values the type holds exactly)."""
+    values: list = list(_SMALL)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        for bits in (7, 8, 15, 16, 31, 32, 53, 63):
+            values += [sign * ((1 << bits) + step) for step in (-1, 0, 1) for sign in (1, -1)]
+        values += [int(info.max), int(info.min), int(info.max) - 1, int(info.min) + 1]
+        values = [v for v in values if info.min <= v <= info.max]
+    else:
+        info = _finfo(dtype)
+        eps, tiny, sub, big = (float(info.eps), float(info.tiny), float(info.smallest_subnormal), float(info.max))
+        values += [0.5, -0.5, 1 + eps, 1 - eps / 2, -(1 + eps), big, -big, tiny, -tiny, sub, -sub, math.inf, -math.inf]
+        with np.errstate(over="ignore"):
+            values = [v for v in values if float(np.array(v, np.float64).astype(dtype)) == v]
+    return tuple(sorted(set(values), key=lambda v: value_cost(v, dtype)))
+
+
+def _ladders(count: int, dtype: np.dtype) -> list[np.ndarray]:
+    """Increasing sequences of ``count`` simple values: 0, 1, 2, ...; ..., -1, 0; for integers,
+    runs starting at 2^31, 2^32 and 2^53 + 1; for floats, 1 and the values just below it (bugs
+    that need values a narrower type cannot tell apart)."""
+    ladders = [list(range(count)), list(range(1 - count, 1))]
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        ladders += [list(range(start, start + count)) for start in (1 << 31, 1 << 32, (1 << 53) + 1)]
+        return [np.array(ladder, dtype) for ladder in ladders if info.min <= ladder[0] and ladder[-1] <= info.max]
+    bits = np.dtype(f"u{dtype.itemsize}")
+    one = np.array(1.0).astype(dtype).view(bits)
+    below_one = (one - np.arange(count - 1, -1, -1).astype(bits)).view(dtype)
+    return [*(np.array(ladder, np.float64).astype(dtype) for ladder in ladders), below_one]
+
+
+class _Search:
+    def __init__(self, case: Case, fails: Callable[[Case], bool], budget: int) -> None:
+        self.best, self.fails, self.left = case, fails, budget
+        self.vspec = spec.load(case.version)
+
+    def attempt(self, data: np.ndarray, attributes: dict[str, int] | None = None) -> bool:
+        """Adopt the candidate if it is simpler and still fails the same way."""
+        if self.left <= 0:
+            return False
+        candidate = Case(self.best.version, np.ascontiguousarray(data),
+                         self.best.attributes if attributes is None else attributes, self.best.tags,
+                         self.best.intent)
+        if not simpler(candidate, self.best):
+            return False
+        self.left -= 1
+        if self.fails(candidate):
+            self.best = candidate
+            return True
+        return False
+
+    @property
+    def semantic(self) -> bool:
+        kind, _ = classify(self.vspec, self.best.data, self.best.attributes)
+        return kind == "semantic" and self.best.data.ndim >= 1
+
+    def reduced_axis(self) -> int:
+        return self.vspec.effective(self.best.attributes)["axis"] % self.best.data.ndim
+
+    # 1. other axes ---------------------------------------------------------------------
+    def slice_other_axes(self) -> None:
+        for dim in range(self.best.data.ndim):
+            size = self.best.data.shape[dim]
+            if dim == self.reduced_axis() or size <= 1:
+                continue
+            picks = sorted({0, size - 1, *range(0, size, max(1, size // 8))})
+            for index in picks:
+                if self.attempt(np.take(self.best.data, [index], axis=dim)):
+                    break
+
+    def drop_axes(self) -> None:
+        dim = 0
+        while dim < self.best.data.ndim and self.best.data.ndim > 1:
+            reduced = self.reduced_axis()
+            if dim == reduced or self.best.data.shape[dim] != 1:
+                dim += 1
+                continue
+            attributes = dict(self.best.attributes)
+            if "axis" in attributes:
+                new_axis = reduced - (dim < reduced)
+                attributes["axis"] = new_axis - (self.best.data.ndim - 1) if attributes["axis"] < 0 else new_axis
+            elif dim < reduced:  # the default axis would point elsewhere
+                dim += 1
+                continue
+            if not self.attempt(np.squeeze(self.best.data, axis=dim), attributes):
+                dim += 1
+
+    # 2. the reduced axis -------------------------------------------------------------------
+    def shorten(self) -> None:
+        chunk = self.best.data.shape[self.reduced_axis()] // 2
+        while chunk >= 1 and self.left > 0:
+            start = 0
+            while start < self.best.data.shape[self.reduced_axis()]:
+                axis, n = self.reduced_axis(), self.best.data.shape[self.reduced_axis()]
+                if n - chunk < 1:
+                    break
+                kept = [i for i in range(n) if not start <= i < start + chunk]
+                if not self.attempt(np.take(self.best.data, kept, axis=axis)):
+                    start += chunk
+            chunk //= 2
+
+    def drop_attributes(self) -> None:
+        for name in list(self.best.attributes):
+            self.attempt(self.best.data, {k: v for k, v in self.best.attributes.items() if k != name})
+
+    # 3. and 4. values -------------------------------------------------------------------------
+    def revalue(self) -> None:
+        data = self.best.data
+        if data.size == 0:
+            return
+        flat = data.reshape(-1)
+        keys = order_keys(flat)
+        distinct, rank = np.unique(keys, return_inverse=True)
+        for ladder in _ladders(len(distinct), data.dtype):
+            if len(ladder) == len(distinct) and self.attempt(ladder[rank.reshape(-1)].reshape(data.shape)):
+                return
+
+    def simplify_elements(self) -> None:
+        dtype = self.best.data.dtype
+        for position in range(self.best.data.size):
+            current = value_cost(self.best.data.reshape(-1)[position].item(), dtype)
+            for value in candidates(dtype):
+                if value_cost(value, dtype) >= current or self.left <= 0:
+                    break
+                data = self.best.data.copy()
+                data.reshape(-1)[position] = np.array(value, object if dtype.kind in "iu" else np.float64).astype(dtype)
+                if self.attempt(data):
+                    break
+
+
+def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) -> Case:
+    """The simplest case reachable from ``case`` for which ``fails`` still holds."""
+    search = _Search(case, fails, budget)
+    tensor_type = spec.type_of(case.data.dtype)
+    numeric = tensor_type is not None and tensor_type.family in ("float", "float8", "signed", "unsigned")
+    while search.left > 0:
+        before = search.best
+        if search.semantic:
+            search.slice_other_axes()
+            search.drop_axes()
+            search.shorten()
+        if numeric:  # bool, complex and unknown types keep their values
+            search.revalue()
+            search.simplify_elements()
+        search.drop_attributes()
+        if search.best is before:
+            break
+    return search.best

@@ -1,0 +1,63 @@
+"""The clause table, accounted honestly: per version and clause, the cases actually judged on
+it, overall and per type; the types of the claim on which a semantic clause was never
+exercised (a type the implementation refused never reached the output clauses); and, for
+undefined clauses, their census counts and policy."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+import spec
+from results import CaseResult, RawRun
+
+
+def outcomes_per_clause(result: CaseResult) -> Iterable[tuple[str, str]]:
+    """(clause, outcome) for every clause the case was judged on: its outcome for the clauses it
+    violated, "pass" for the others it exercised; a census case "observed" on each of its clauses."""
+    violated = set(result.violated or ([result.clause] if result.clause and result.outcome != "pass" else []))
+    for clause_id in dict.fromkeys([*result.clauses, *violated]):
+        if result.kind == "undefined":
+            yield clause_id, result.outcome
+        else:
+            yield clause_id, result.outcome if clause_id in violated else "pass"
+
+
+def rows(run: RawRun, versions: list[int], census: list[dict], counts: Callable, worst: Callable,
+         find_spec: Callable[[int], spec.VersionSpec | None]) -> list[dict]:
+    """The clause rows of the report document (``counts`` and ``worst`` are the report's own
+    tallying rules; ``census`` its census entries)."""
+    overall: dict[tuple[int, str], list[str]] = defaultdict(list)
+    per_type: dict[tuple[int, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for result in run.results:
+        for clause_id, outcome in outcomes_per_clause(result):
+            overall[result.version, str(clause_id)].append(outcome)
+            per_type[result.version, str(clause_id)][result.type_name].append(outcome)
+    entries = []
+    for version in versions:
+        vspec = find_spec(version)
+        known = {c.id: c for c in vspec.clauses} if vspec else {}
+        claimed = [t for t in (vspec.type_names if vspec else ())
+                   if run.info.type_names is None or t in run.info.type_names]
+        seen = [cid for (v, cid) in overall if v == version and cid not in known]
+        for clause_id in [*known, *sorted(set(seen))]:
+            clause = known.get(clause_id)
+            tally = counts(overall.get((version, clause_id), []))
+            types = per_type.get((version, clause_id), {})
+            semantic = clause is not None and clause.kind == "semantic"
+            topics = [c for c in census if c["version"] == version and c["topic"] == clause_id]
+            entries.append({
+                "version": version, "id": clause_id,
+                "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
+                "statement": dict(clause.statement) if clause else {},
+                "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally),
+                "types": {t: counts(outcomes) for t, outcomes in sorted(types.items())},
+                "not_exercised": [t for t in claimed if t not in types] if semantic else [],
+                "census": None if not topics else {
+                    "records": sum(c["records"] for c in topics),
+                    "policy": sorted(set.intersection(*(set(c["policy"]) for c in topics))),
+                    "coherent": all(c["coherent"] for c in topics),
+                    "warnings": sorted({w for c in topics for w in c["warnings"]}),
+                },
+            })
+    return entries
