@@ -7,6 +7,7 @@ run before it starts (exit status 2)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -161,9 +162,15 @@ def portable(impl: str) -> str:
     return f"{Path(target).expanduser().resolve()}:{name}" if _is_path(target) else impl
 
 
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    """Top-level module -> distributions (scanning every installed package takes most of a second)."""
+    return importlib.metadata.packages_distributions()
+
+
 def _distribution(module_name: str) -> tuple[str | None, str | None]:
     top = module_name.split(".")[0]
-    names = importlib.metadata.packages_distributions().get(top)
+    names = _distributions().get(top)
     if not names:
         return None, None
     try:
