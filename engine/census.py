@@ -56,11 +56,14 @@ def _nan_policies(data: np.ndarray, answer: np.ndarray, axis: int, keepdims: boo
 def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Mapping[str, int],
              status: str, value: np.ndarray | None) -> list[str]:
     """The policies an observation on an undefined input fits."""
+    nan_topic = bool(topic.when) and "contains_nan" in topic.when
+    if status == "oversize":  # returned, far larger than any reading of the input: no NaN policy fits
+        return [] if nan_topic else [RETURNED]
     if status != "ok":
         return [RAISED]
     attrs = vspec.effective(attributes)
     value = np.asarray(value)
-    if topic.when and "contains_nan" in topic.when:
+    if nan_topic:
         axis, keepdims = attrs["axis"] % data.ndim, bool(attrs["keepdims"])
         expected_shape = np.expand_dims(np.argmin(data, axis), axis).shape if keepdims else \
             np.argmin(data, axis).shape

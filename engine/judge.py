@@ -19,8 +19,8 @@ from .isolation import Reply
 
 # The failure a reply status stands for on a valid input, and on one that must be rejected.
 _ON_VALID = {"unsupported": "unsupported", "raised": "error", "crash": "crash", "timeout": "timeout"}
-_ON_INVALID = {"ok": "missing-rejection", "raised": "pass", "unsupported": "pass", "crash": "crash",
-               "timeout": "timeout"}
+_ON_INVALID = {"ok": "missing-rejection", "oversize": "missing-rejection", "raised": "pass", "unsupported": "pass",
+               "crash": "crash", "timeout": "timeout"}
 
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 
@@ -116,6 +116,9 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) 
                          _evidence(case, "must raise (rejection)", reply, outcome, message, outcome != "pass"))
     exercised = _exercised(vspec, case, expectation)
     required = expectation.required if expectation.required is not None else expectation.first
+    if reply.status == "oversize":  # far larger than the output (engine.worker): wrong in shape, not kept
+        return Judgement(_result(case, suite, "semantic", "fail", exercised, vspec.clause_for_check("output-shape").id,
+                                 reply), [], _evidence(case, required, reply, "shape", reply.error))
     if reply.status != "ok":
         outcome = _ON_VALID[reply.status]
         accepts = vspec.clause_for_check("accepts").id

@@ -58,7 +58,8 @@ class Session:
 
     def __init__(self, settings: Settings, runner: Runner | None = None, stream: Writer | None = None) -> None:
         self.settings = settings
-        self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout)
+        self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
+                                       memory_limit=settings.memory_limit)
         self.stream = stream
         self.results: list[CaseResult] = []
         self.census: list[CensusRecord] = []

@@ -15,6 +15,7 @@ from engine.options import OPTIONS, choose_seed, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
 from engine.session import Nonconformance, Session
+from engine.worker import format_size
 from generators import profiles
 from results import hooks, save, stream
 from results.environment import collect
@@ -57,7 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # The process that owns the run loads the implementation first (in a worker process under
     # process isolation): a bad plug-in ends the run here, with the worker's one-line message.
-    runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout)
+    runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
+                    memory_limit=settings.memory_limit)
     try:
         description = runner.load()
     except UsageError as exc:
@@ -73,7 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[_STATE]["settings"]
     restriction = ", ".join(settings.type_names) if settings.type_names else "all of T"
-    return [f"implementation: {settings.impl} (isolation {settings.isolation}, timeout {settings.timeout:g} s)",
+    limit = format_size(settings.memory_limit) if settings.memory_limit else "none"
+    return [f"implementation: {settings.impl} (isolation {settings.isolation}, timeout {settings.timeout:g} s, "
+            f"memory limit {limit})",
             f"ArgMin versions: {', '.join(map(str, settings.versions))}; types: {restriction}",
             f"profile: {settings.profile}; seed: {settings.seed}; reports: {settings.report_dir}"]
 

@@ -36,6 +36,7 @@ def verdict_lines(output: str) -> list[str]:
     (["--versions", "14"], ["unknown ArgMin version 14"]),
     (["--dtypes", "float33"], ["unknown element type 'float33'"]),
     (["--profile", "huge"], ["unknown profile 'huge'"]),
+    (["--memory-limit", "lots"], ["--memory-limit 'lots' is not a size"]),
 ])
 def test_unusable_runs_exit_2_with_one_line(args: list[str], words: list[str], tmp_path: Path) -> None:
     result = run(*args, "--report-dir", str(tmp_path))
