@@ -152,17 +152,59 @@ def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) 
     assert {r["outcome"] for r in raw["results"]} & {"crash", "timeout"}
 
 
-def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "suites", "--impl", "zoo.faulty:hang_on_rank4", "--timeout", "30",
-                                "--report-dir", str(tmp_path), *QUICK], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    raw = tmp_path / "raw.json"
-    time.sleep(15)  # let the run get under way: its first tests finish within seconds
-    assert process.poll() is None, "the run ended before it could be interrupted"
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
+def _under_way(command: list[str], report_dir: Path, **popen: object) -> subprocess.Popen:
+    """Start a run and return once it has streamed records to disk (it is then mid-run)."""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    deadline = time.monotonic() + 300
+    while _streamed(report_dir) < 1:
+        assert process.poll() is None, "the run ended before it could be interrupted: " + process.stderr.read()[-2000:]
+        assert time.monotonic() < deadline, "the run streamed nothing within 300 s"
+        time.sleep(0.2)
+    return process
+
+
+def _streamed(report_dir: Path, kind: str = "") -> int:
+    """Complete records in the run's stream (of one kind, when given)."""
+    lines = [line for path in (report_dir / ".stream").glob("*.jsonl")
+             for line in path.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+    return sum(f'"kind": "{kind}"' in line for line in lines) if kind else len(lines)
+
+
+HANGING = ["--impl", "zoo.faulty:hang_on_rank4", "--timeout", "30", *QUICK]
+
+
+def _assert_incomplete(process: subprocess.Popen, report_dir: Path, cause: str) -> None:
+    stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 2, stdout[-2000:] + stderr[-2000:]
-    document = json.loads(raw.read_text(encoding="utf-8"))
+    document = json.loads((report_dir / "raw.json").read_text(encoding="utf-8"))
     assert document["info"]["complete"] is False
+    assert document["info"]["incomplete_reason"] == f"interrupted by {cause} before the end"
     assert document["results"], "the cases judged before the interrupt were lost"
-    assert (tmp_path / "report.html").exists()
+    assert (report_dir / "report.html").exists()
+    assert not (report_dir / ".stream").exists()
+
+
+def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    process = _under_way([sys.executable, "-m", "suites", *HANGING, "--report-dir", str(tmp_path)], tmp_path)
+    process.send_signal(signal.SIGINT)
+    _assert_incomplete(process, tmp_path, "Ctrl-C")
+
+
+def test_sigterm_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    """How CI systems and `timeout` cancel a job."""
+    process = _under_way([sys.executable, "-m", "suites", *HANGING, "--report-dir", str(tmp_path)], tmp_path)
+    process.terminate()
+    _assert_incomplete(process, tmp_path, "SIGTERM")
+
+
+def test_ctrl_c_through_nox_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the whole foreground process group: nox, the suite and its
+    workers. The session runs in this environment (--no-venv --no-install) instead of building
+    its own; the signal handling under test is the same."""
+    nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"), "-s",
+           "conformance", "--"]
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # its `python` is ours
+    process = _under_way([*nox, *HANGING, "--report-dir", str(tmp_path)], tmp_path, start_new_session=True,
+                         env={**os.environ, "PATH": path})
+    os.killpg(process.pid, signal.SIGINT)
+    _assert_incomplete(process, tmp_path, "Ctrl-C")
