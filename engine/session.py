@@ -9,7 +9,7 @@ recorded once, with the smallest counterexample (the one Hypothesis replays last
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -92,6 +92,10 @@ class Session:
         """Judge one case (and its twin); raise Nonconformance when the implementation got it wrong."""
         failure = self._settle(case, suite)
         if failure is not None:
+            if self.state.failure is None and self.stream is not None:
+                # On disk before shrinking starts: a run killed meanwhile keeps the failure, unshrunk.
+                found = failure.judgement.result
+                self.stream.found(replace(found, counterexample=replace(failure.judgement.evidence(), minimized=False)))
             self.state.failure = failure.judgement
             raise Nonconformance(failure.message)
 

@@ -3,7 +3,10 @@
 judged and, at the end, to whoever listens to ``pytest_argmin_run_finished`` (the reports).
 
 SIGTERM (how CI systems and ``timeout`` cancel a job) ends a run as Ctrl-C does: the run stops,
-its report is written marked incomplete, exit status 2."""
+its report is written marked incomplete, exit status 2. A run that died without writing its
+report (SIGKILL, the OOM killer) left its stream on disk: the next run into the same report dir
+sets it aside as a run marked incomplete (results.stream.set_aside) and announces it with
+``pytest_argmin_run_recovered``."""
 
 from __future__ import annotations
 
@@ -87,7 +90,16 @@ def pytest_configure(config: pytest.Config) -> None:
     except UsageError as exc:
         runner.close()
         raise pytest.UsageError(str(exc)) from None
-    stream.start(settings.report_dir, run_info(settings, state["started"]), collect(description))
+    try:
+        recovered = stream.set_aside(settings.report_dir, by="the next run into the same report dir")
+        lock = stream.start(settings.report_dir, run_info(settings, state["started"]), collect(description))
+    except stream.InUse as exc:
+        runner.close()
+        raise pytest.UsageError(str(exc)) from None
+    config.add_cleanup(lock.close)
+    if recovered is not None:
+        run, folder = recovered
+        config.hook.pytest_argmin_run_recovered(run=run, report_dir=folder, config=config)
     if _distributed(config):
         runner.close()  # the tests run in xdist workers, each with its own
     else:
