@@ -223,7 +223,8 @@ class Runner:
         request = pickle.dumps((data, version, attributes), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             current.conn.send_bytes(request)
-            waited = self._wait(current)
+            first = min(self.timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
+            waited = "answered" if current.conn.poll(first) else self._wait(current, first)
         except OSError:  # the worker died before or while reading the request
             waited = "answered"
         if waited != "answered":
@@ -251,19 +252,19 @@ class Runner:
             self._worker = None
         return Reply(status, value, error, seconds)
 
-    def _wait(self, current: _Worker) -> str:
-        """Wait for the worker's reply: 'answered', 'timeout', or 'crash' when the worker holds
-        more memory than its limit (checked every _WATCH_SECONDS, so a call that answers at
-        once costs one poll, as without a limit)."""
-        deadline = time.monotonic() + self.timeout
+    def _wait(self, current: _Worker, waited: float) -> str:
+        """Go on waiting for the worker's reply after ``waited`` seconds: 'answered', 'timeout',
+        or 'crash' once the worker holds more memory than its limit (checked every
+        _WATCH_SECONDS)."""
         while True:
-            left = deadline - time.monotonic()
-            if current.conn.poll(max(0.0, min(left, _WATCH_SECONDS))):
-                return "answered"
-            if left <= _WATCH_SECONDS:
+            if waited >= self.timeout:
                 return "timeout"
             if self.memory_limit is not None and _resident(current.process.pid) > self.memory_limit:
                 return "crash"
+            step = min(self.timeout - waited, _WATCH_SECONDS)
+            if current.conn.poll(step):
+                return "answered"
+            waited += step
 
     def close(self) -> None:
         if self._worker is not None:
