@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 
 import nox
@@ -70,6 +71,19 @@ def _pop_installs(args: list[str]) -> tuple[list[str], list[str]]:
     return [i for i in installs if i], rest
 
 
+# After Ctrl-C (which the suite receives too) nox waits STOP_S for it to stop, then sends SIGTERM
+# (which the suite takes as an interrupt where it has not seen one) and waits REPORT_S for its report
+# marked incomplete; by default nox would kill the suite half a second after Ctrl-C.
+STOP_S, REPORT_S = 5.0, 120.0
+
+
+def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
+    """SIGTERM to nox (a CI cancelling the job) stops the suite as Ctrl-C does; once, so that nox
+    then waits for the report."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 @nox.session
 def conformance(session: nox.Session) -> None:
     """Run the suites against one implementation: ``nox -s conformance -- --impl SPEC [options]``.
@@ -78,11 +92,16 @@ def conformance(session: nox.Session) -> None:
     the session first. Exit status: 0 conformant, 1 non-conformant, 2 the run could not be carried out."""
     installs, args = _pop_installs(list(session.posargs))
     session.install(*RUNTIME, *installs)
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
-        session.run("python", "-m", "suites", *args)
+        session.run("python", "-m", "suites", *args, interrupt_timeout=STOP_S, terminate_timeout=REPORT_S)
+    except KeyboardInterrupt:
+        sys.exit(2)  # the suite's status for an interrupted run; nox does not pass it on
     except nox.command.CommandFailed as failed:
         # nox would turn every failed session into exit status 1; the suite's 0/1/2 is the contract.
         sys.exit(failed.return_code or 2)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @nox.session

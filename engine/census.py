@@ -72,13 +72,17 @@ def group(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Mappi
 def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Mapping[str, int],
              status: str, value: np.ndarray | None) -> list[str]:
     """The policies an observation on an undefined input fits. A refusal is the policy
-    "raised"; "unsupported", a crash or a timeout is no policy at all."""
+    "raised"; "unsupported", a crash or a timeout is no policy at all; an oversize answer
+    (returned, far larger than any reading of the input) is "returned" and fits no NaN policy."""
+    nan_topic = bool(topic.when) and "contains_nan" in topic.when
+    if status == "oversize":
+        return [] if nan_topic else [RETURNED]
     if status == "raised":
         return [RAISED]
     if status != "ok":
         return []
     attrs = vspec.effective(attributes)
-    if topic.when and "contains_nan" in topic.when:
+    if nan_topic:
         value = _indices(value)
         axis, keepdims = attrs["axis"] % data.ndim, bool(attrs["keepdims"])
         expected_shape = np.expand_dims(np.argmin(data, axis), axis).shape if keepdims else \

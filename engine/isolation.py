@@ -4,13 +4,17 @@ results instead of ending the run.
 In ``process`` mode every call goes to a worker process over a multiprocessing pipe (pickled
 numpy arrays, protocol 5). A call that takes longer than ``timeout`` kills the worker (status
 ``timeout``); a worker that dies mid-call (``os._exit``, abort, segfault) gives ``crash`` with
-its exit code or signal. Either way the next call starts a fresh worker. ``none`` mode calls
-in-process, for debugging and speed; it cannot survive a crash or enforce a timeout."""
+its exit code or signal; so does an implementation that holds more memory than
+``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
+progress is watched and its worker killed once over the limit, before it takes the machine).
+Either way the next call starts a fresh worker. Answers are bounded (see ``worker``): the parent
+never reads a reply larger than ``worker.ANSWER_CAP``.
+``none`` mode calls in-process, for debugging and speed; it cannot survive a crash or enforce a
+timeout or a memory limit."""
 
 from __future__ import annotations
 
 import atexit
-import math
 import multiprocessing
 import os
 import pickle
@@ -32,6 +36,18 @@ from engine.plugins import UsageError, check, describe, portable, resolve
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
 _EXIT_GRACE_SECONDS = 1.0
+_REPLY_CAP = worker.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
+_WATCH_SECONDS = 0.05  # how often a call in progress has its worker's memory checked
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _resident(pid: int) -> int:
+    """Bytes the process holds in memory now; 0 where the system does not say (no /proc)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 @dataclass
@@ -39,9 +55,9 @@ class Reply:
     """What one call did. ``seconds`` is the implementation's own time where it answered (the
     worker measures it, so the two modes agree) and the wall time of a crash or timeout."""
 
-    status: str  # 'ok' | 'unsupported' | 'raised' | 'crash' | 'timeout'
+    status: str  # 'ok' | 'unsupported' | 'raised' | 'crash' | 'timeout' | 'oversize'
     value: np.ndarray | None  # np.asarray(return value) when status == 'ok'
-    error: str | None  # 'ExceptionType: message', or what happened to the worker
+    error: str | None  # 'ExceptionType: message', what happened to the worker, or the oversize answer's shape
     seconds: float
 
 
@@ -71,10 +87,10 @@ def _death(exitcode: int | None) -> str:
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
-    def __init__(self, impl: str, path: list[str], cwd: str) -> None:
+    def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None) -> None:
         context = _context()
         self.conn, child = context.Pipe(duplex=True)
-        self.process = context.Process(target=worker.serve, args=(child, impl, path, cwd),
+        self.process = context.Process(target=worker.serve, args=(child, impl, path, cwd, memory_limit),
                                        name="argmin-impl-worker", daemon=False)
         self.process.start()
         child.close()  # so that the worker's death reads as EOF here
@@ -126,12 +142,13 @@ def _close_all() -> None:
 class Runner:
     """Calls one implementation, in a worker process or in-process."""
 
-    def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0) -> None:
+    def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0,
+                 memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT) -> None:
         if isolation not in ISOLATION_MODES:
             raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
         if not timeout > 0:
             raise UsageError(f"--timeout {timeout!r} is not a positive number of seconds; use e.g. --timeout 10")
-        self.impl, self.isolation, self.timeout = impl, isolation, timeout
+        self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
         self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
@@ -144,7 +161,7 @@ class Runner:
             # The implementation is imported only in the worker: a plug-in that crashes on
             # import, or imports a heavy runtime, never does so in the process owning the run.
             # Every worker, even one restarted after the caller changed directory, loads the same.
-            self._worker_args = (portable(impl), list(sys.path), os.getcwd())
+            self._worker_args = (portable(impl), list(sys.path), os.getcwd(), memory_limit)
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
 
@@ -206,21 +223,48 @@ class Runner:
         request = pickle.dumps((data, version, attributes), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             current.conn.send_bytes(request)
-            answered = current.conn.poll(None if math.isinf(self.timeout) else self.timeout)
+            first = min(self.timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
+            waited = "answered" if current.conn.poll(first) else self._wait(current, first)
         except OSError:  # the worker died before or while reading the request
-            answered = True
-        if not answered:
+            waited = "answered"
+        if waited != "answered":
+            held = _resident(current.process.pid)
             current.kill()
             self._worker = None
-            return Reply("timeout", None, f"no answer within {self.timeout:g} s; the worker process was killed",
-                         time.perf_counter() - start)
+            error = f"no answer within {self.timeout:g} s" if waited == "timeout" else \
+                f"{worker.out_of_memory(held, self.memory_limit)} during the call"
+            return Reply(waited, None, f"{error}; the worker process was killed", time.perf_counter() - start)
         try:
-            status, value, error, seconds = pickle.loads(current.conn.recv_bytes())
-        except (EOFError, OSError):
+            reply = current.conn.recv_bytes(_REPLY_CAP)
+        except (EOFError, OSError) as exc:
             elapsed = time.perf_counter() - start
             self._worker = None
+            if str(exc) == "bad message length":
+                # Past the worker's own bound (worker.ANSWER_CAP): the implementation wrote to
+                # the pipe itself. Nothing of it is read.
+                current.kill()
+                return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
+                                            f"reply may take; the worker process was killed", elapsed)
             return Reply("crash", None, _death(current.stop()), elapsed)
+        status, value, error, seconds = pickle.loads(reply)
+        if status == "crash":  # out of memory or sys.exit: the worker has ended itself
+            current.stop()
+            self._worker = None
         return Reply(status, value, error, seconds)
+
+    def _wait(self, current: _Worker, waited: float) -> str:
+        """Go on waiting for the worker's reply after ``waited`` seconds: 'answered', 'timeout',
+        or 'crash' once the worker holds more memory than its limit (checked every
+        _WATCH_SECONDS)."""
+        while True:
+            if waited >= self.timeout:
+                return "timeout"
+            if self.memory_limit is not None and _resident(current.process.pid) > self.memory_limit:
+                return "crash"
+            step = min(self.timeout - waited, _WATCH_SECONDS)
+            if current.conn.poll(step):
+                return "answered"
+            waited += step
 
     def close(self) -> None:
         if self._worker is not None:

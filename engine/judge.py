@@ -19,11 +19,11 @@ from .isolation import Reply
 
 # The failure a reply status stands for on a valid input, and on one that must be rejected.
 _ON_VALID = {"unsupported": "unsupported", "raised": "error", "crash": "crash", "timeout": "timeout"}
-_ON_INVALID = {"ok": "missing-rejection", "raised": "pass", "unsupported": "pass", "crash": "crash",
-               "timeout": "timeout"}
-# A census observation's status, from the reply's.
-_CENSUS_STATUS = {"ok": "returned", "raised": "raised", "unsupported": "unsupported", "crash": "crash",
-                  "timeout": "timeout"}
+_ON_INVALID = {"ok": "missing-rejection", "oversize": "missing-rejection", "raised": "pass", "unsupported": "pass",
+               "crash": "crash", "timeout": "timeout"}
+# A census observation's status, from the reply's (an oversize answer was returned, just not kept).
+_CENSUS_STATUS = {"ok": "returned", "oversize": "returned", "raised": "raised", "unsupported": "unsupported",
+                  "crash": "crash", "timeout": "timeout"}
 
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 
@@ -82,6 +82,8 @@ def _exercised(vspec: VersionSpec, case: Case, expectation: Expectation, reply: 
     checks = ["accepts"]
     if case.data.size == 0 and vspec.has_check("zero-size"):
         checks.append("zero-size")
+    if reply.status == "oversize":
+        checks.append("output-shape")
     if reply.status == "ok":
         checks.append("output-dtype")
         value = np.asarray(reply.value)
@@ -135,6 +137,8 @@ def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> 
 
 def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
                        call: Call) -> list[Failure]:
+    if reply.status == "oversize":  # far larger than the output (engine.worker): wrong in shape, not kept
+        return [Failure(vspec.clause_for_check("output-shape").id, "shape", reply.error)]
     if reply.status != "ok":
         clause = vspec.clause_for_check("accepts").id
         if case.data.size == 0 and vspec.has_check("zero-size") and reply.status != "unsupported":

@@ -16,9 +16,12 @@ from results import RunInfo
 
 from .isolation import ISOLATION_MODES
 from .plugins import UsageError, check
+from .worker import DEFAULT_MEMORY_LIMIT, format_size
 
 LANGS = ("en", "zh-TW")
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call
 
 # name, metavar, help, default; every option takes one value.
 OPTIONS = (
@@ -32,6 +35,9 @@ OPTIONS = (
     ("--report-dir", "DIR", "where the reports are written", str(DEFAULT_REPORT_DIR)),
     ("--timeout", "SECONDS", "time allowed for one call of the implementation", "10"),
     ("--isolation", "MODE", "process (default: the implementation runs in a worker process) or none", "process"),
+    ("--memory-limit", "SIZE", f"memory the implementation's worker process may hold (default "
+                               f"{format_size(DEFAULT_MEMORY_LIMIT)}; e.g. 512M, 16G, none); holding more is a crash, "
+                               f"out of memory", format_size(DEFAULT_MEMORY_LIMIT)),
     ("--lang", "LANG", "report language: en or zh-TW", "en"),
 )
 
@@ -47,10 +53,27 @@ class Settings:
     timeout: float
     isolation: str
     lang: str
+    memory_limit: int | None  # resident bytes the worker process may hold; None: no limit
 
 
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def memory_limit(text: str) -> int | None:
+    """Bytes from a --memory-limit value (512M, 8G, 1.5G, 8GiB, 4 GiB, none); raises UsageError."""
+    value = text.strip().upper().removesuffix("IB").removesuffix("B")
+    if value == "NONE":
+        return None
+    unit = value[-1:] if value[-1:] in _UNITS else ""
+    try:
+        size = int(float(value.removesuffix(unit)) * _UNITS[unit])
+    except (ValueError, OverflowError):
+        raise UsageError(f"--memory-limit {text!r} is not a size; use e.g. --memory-limit 8G, 512M or none") from None
+    if size < _SMALLEST_LIMIT:
+        raise UsageError(f"--memory-limit {text!r} is too small: a worker process holds about 100 MiB before its "
+                         f"first call; use at least {format_size(_SMALLEST_LIMIT)}, e.g. --memory-limit 1G")
+    return size
 
 
 def validate(values: dict[str, str | None]) -> Settings:
@@ -94,13 +117,14 @@ def validate(values: dict[str, str | None]) -> Settings:
     isolation = values.get("isolation") or "process"
     if isolation not in ISOLATION_MODES:
         raise UsageError(f"unknown isolation {isolation!r}; choose process or none")
+    limit = memory_limit(values.get("memory_limit") or format_size(DEFAULT_MEMORY_LIMIT))
     lang = values.get("lang") or "en"
     if lang not in LANGS:
         raise UsageError(f"unknown report language {lang!r}; choose en or zh-TW")
     impl = values.get("impl") or "onnxruntime"
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
-                    timeout, isolation, lang)
+                    timeout, isolation, lang, limit)
 
 
 def choose_seed(settings: Settings) -> Settings:
@@ -118,4 +142,5 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    seed=settings.seed,
                    started=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
                    duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
-                   isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang)
+                   isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
+                   memory_limit_bytes=settings.memory_limit)

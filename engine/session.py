@@ -17,7 +17,7 @@ minimizing are not recorded."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -74,7 +74,8 @@ class Session:
 
     def __init__(self, settings: Settings, runner: Runner | None = None, stream: Writer | None = None) -> None:
         self.settings = settings
-        self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout)
+        self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
+                                       memory_limit=settings.memory_limit)
         self.stream = stream
         self.results: list[CaseResult] = []
         self.census: list[CensusRecord] = []
@@ -111,6 +112,11 @@ class Session:
             open_failures = [f for f in judgement.failures if key_of(judgement, f) not in state.aside]
             if open_failures:
                 failure = open_failures[0]
+                if state.current is None and self.stream is not None:
+                    # On disk before shrinking starts: a run killed meanwhile keeps the failure, unshrunk.
+                    found = judgement.recorded_as(failure)
+                    found.counterexample = replace(judgement.evidence(failure), minimized=False)
+                    self.stream.found(found)
                 state.current = (judgement, failure)
                 self._remember(key_of(judgement, failure), judgement)
                 raise Nonconformance(f"[{failure.clause}] {failure.problem} on {case.type_name}"

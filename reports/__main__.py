@@ -1,5 +1,6 @@
-"""``python -m reports render RAW_OR_REPORT.json --out DIR [--lang zh-TW]`` and
-``python -m reports compare OLD.json NEW.json [--html OUT]`` (exit 1 on a regression)."""
+"""``python -m reports render RAW_OR_REPORT.json --out DIR [--lang zh-TW]``,
+``python -m reports compare OLD.json NEW.json [--html OUT]`` (exit 1 on a regression) and
+``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-from results import from_json
+from results import RAW, from_json, stream
 
-from . import SCHEMA, aggregate, write_documents
+from . import SCHEMA, aggregate, write_documents, write_reports
 from .compare import as_text, compare
 from .i18n import LANGUAGES
 from .render import render_comparison
@@ -47,6 +48,23 @@ def _report(path: Path) -> dict:
     raise UsageError(f"{path}: neither a report ({SCHEMA}) nor a raw run; pass the report.json a run wrote")
 
 
+def _rebuild(report_dir: Path, lang: str | None) -> dict[str, Path]:
+    """Reports marked incomplete for the run that left its stream in ``report_dir``, written
+    where results.stream.set_aside puts them."""
+    try:
+        recovered = stream.set_aside(report_dir, by="python -m reports rebuild")
+    except stream.InUse as exc:
+        raise UsageError(str(exc)) from None
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"{report_dir}: the stream of the unfinished run cannot be read ({type(exc).__name__}: "
+                         f"{exc}); its records are in {stream.folder(report_dir)}") from None
+    if recovered is None:
+        raise UsageError(f"{report_dir}: no unfinished run to rebuild (no {stream.FOLDER}/{stream.HEADER}); to "
+                         f"re-render a finished run use python -m reports render {report_dir / RAW} --out DIR")
+    run, folder = recovered
+    return {"raw": folder / RAW, **write_reports(run, folder, lang or run.info.lang)}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -59,14 +77,21 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("new", type=Path)
     diff.add_argument("--html", type=Path, help="also write the comparison as an HTML page")
     diff.add_argument("--lang", choices=LANGUAGES, default="en")
+    rebuild = commands.add_parser("rebuild", help="reports marked incomplete for a run that died before its end "
+                                                  "(SIGKILL, out of memory), from the results it streamed into DIR")
+    rebuild.add_argument("report_dir", type=Path, metavar="DIR", help="the run's --report-dir")
+    rebuild.add_argument("--lang", choices=LANGUAGES, help="report language (default: the run's own)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "render":
-            paths = write_documents(_report(args.source), args.out, args.lang)
+        if args.command != "compare":
+            if args.command == "render":
+                paths = write_documents(_report(args.source), args.out, args.lang)
+            else:
+                paths = _rebuild(args.report_dir, args.lang)
             for kind, path in paths.items():
                 print(f"{kind}: {path}")
             return 0

@@ -1,7 +1,9 @@
 """The report writer as a pytest plugin (loaded with ``-p reports.pytest_plugin``): when the
 suites announce a finished run (``pytest_argmin_run_finished``), it writes report.html,
 report.json and junit.xml next to the run's raw.json, and prints one verdict line per version
-at the end of the terminal output. The suites never import it."""
+at the end of the terminal output. It does the same for an earlier run that died unfinished and
+was recovered when this one started (``pytest_argmin_run_recovered``), and says where. The
+suites never import it."""
 
 from __future__ import annotations
 
@@ -9,18 +11,27 @@ from pathlib import Path
 
 import pytest
 
-from results import RawRun
+from results import RAW, RawRun
 from results.verdict import failing_clauses, judged, verdicts
 
 from . import write_reports
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, dict[str, Path]]]()
+_RECOVERED = pytest.StashKey[Path]()
+
+
+def _write(run: RawRun, report_dir: Path) -> dict[str, Path]:
+    return {"raw": Path(report_dir) / RAW, **write_reports(run, report_dir, lang=run.info.lang)}
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_argmin_run_finished(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
-    paths = {"raw": Path(report_dir) / "raw.json", **write_reports(run, report_dir, lang=run.info.lang)}
-    config.stash[_WRITTEN] = (run, paths)
+    config.stash[_WRITTEN] = (run, _write(run, report_dir))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
+    config.stash[_RECOVERED] = _write(run, report_dir)["html"]
 
 
 def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
@@ -43,6 +54,10 @@ def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
+    recovered = config.stash.get(_RECOVERED, None)
+    if recovered is not None:
+        terminalreporter.write_line(f"An earlier run into this report dir died before its end; its results are "
+                                    f"in {recovered.parent}, report marked incomplete: {recovered}")
     written = config.stash.get(_WRITTEN, None)
     if written is not None:
         for line in summary_lines(*written):

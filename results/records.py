@@ -118,6 +118,7 @@ class RunInfo:
     isolation: str = "process"
     timeout_s: float = 10.0
     lang: str = "en"
+    memory_limit_bytes: int | None = None  # the worker's memory limit (process isolation); None: none
 
 
 @dataclass

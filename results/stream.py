@@ -1,24 +1,45 @@
-"""Results streamed to disk as they are judged.
+"""Results streamed to disk as they are judged, and recovered when a run never finished.
 
 A run keeps its records in ``<report dir>/.stream/``: ``run.json`` (the run's settings and
 environment, written when it starts) and one append-only JSON-lines file per process that
 judges cases (``main.jsonl``, or one per pytest-xdist worker). Every record is written and
 flushed as soon as it exists, so a run that is killed, by Ctrl-C, SIGTERM, SIGKILL or the OOM
 killer, loses at most the record in flight; ``read`` turns whatever is there into a RawRun.
-The same files carry the results of xdist workers to the controller."""
+The same files carry the results of xdist workers to the controller. A failure is written when
+it is found (``found``) and again, minimized, when its search ends: a run killed while shrinking
+keeps the failure as found.
+
+The process that owns the run holds a lock on ``run.lock`` while it runs (the system releases it
+however the process ends). A stream whose lock is free belongs to a run that died without
+writing its reports: ``set_aside`` turns it into a raw run marked incomplete in a folder of its
+own, ``<report dir>/incomplete-<start time>/``, where the next run into the same report dir
+does not overwrite it (the next run does this itself; ``python -m reports rebuild DIR`` too)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from . import save
 from .records import CaseResult, CensusRecord, RawRun, RunInfo, census_from_json, result_from_json, to_json
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; every stream left behind counts as abandoned
+    fcntl = None
 
 FOLDER = ".stream"
 HEADER = "run.json"
+LOCK = "run.lock"
+ASIDE = "incomplete-"
+
+
+class InUse(Exception):
+    """A run is still writing into this report dir; the message is one line naming the fix."""
 
 
 def folder(report_dir: Path) -> Path:
@@ -42,6 +63,10 @@ class Writer:
     def result(self, result: CaseResult) -> None:
         self._write("result", result)
 
+    def found(self, result: CaseResult) -> None:
+        """A failure as first found, before shrinking; its test's final record supersedes it."""
+        self._write("found", result)
+
     def census(self, record: CensusRecord) -> None:
         self._write("census", record)
 
@@ -51,13 +76,35 @@ class Writer:
             self._file = None
 
 
-def start(report_dir: Path, info: RunInfo, environment: dict[str, Any]) -> None:
-    """Begin a run's stream: clear what an earlier run left and write the header."""
+def start(report_dir: Path, info: RunInfo, environment: dict[str, Any]) -> IO[str]:
+    """Begin a run's stream: clear what an earlier run left (``set_aside`` first keeps it) and
+    write the header. Returns the lock: keep it open while the run goes on. Raises InUse while
+    another run writes into the same report dir."""
+    _check_free(report_dir)
     clear(report_dir)
-    path = folder(report_dir) / HEADER
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"info": to_json(info), "environment": environment}, ensure_ascii=False),
-                    encoding="utf-8")
+    where = folder(report_dir)
+    where.mkdir(parents=True, exist_ok=True)
+    lock = (where / LOCK).open("a", encoding="utf-8")
+    if fcntl is not None:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    header = where / f"{HEADER}.part"  # renamed when whole: a kill never leaves half a header
+    header.write_text(json.dumps({"info": to_json(info), "environment": environment}, ensure_ascii=False),
+                      encoding="utf-8")
+    header.replace(where / HEADER)
+    return lock
+
+
+def _check_free(report_dir: Path) -> None:
+    """Raise InUse when a running process holds the lock of this report dir's stream."""
+    path = folder(report_dir) / LOCK
+    if fcntl is None or not path.is_file():
+        return
+    with path.open("a", encoding="utf-8") as probe:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InUse(f"{report_dir}: another run is writing its results there; wait for it to end or choose "
+                        f"another report dir (--report-dir)") from None
 
 
 def exists(report_dir: Path) -> bool:
@@ -81,20 +128,57 @@ def read(report_dir: Path) -> RawRun:
     where = folder(report_dir)
     header = json.loads((where / HEADER).read_text(encoding="utf-8"))
     run = RawRun(RunInfo(**header["info"]), header["environment"])
+    found: dict[tuple, CaseResult] = {}
     for path in sorted(where.glob("*.jsonl")):
         for item in _lines(path):
             if item.get("kind") == "result":
                 run.results.append(result_from_json(item["record"]))
             elif item.get("kind") == "census":
                 run.census.append(census_from_json(item["record"]))
+            elif item.get("kind") == "found":
+                result = result_from_json(item["record"])
+                found[_failure(result)] = result
+    # A failure is written as found, then again, minimized, once its search ends: the final
+    # record wins; a failure whose search never ended keeps the one found.
+    ended = {_failure(r) for r in run.results if r.counterexample is not None}
+    run.results += [result for key, result in found.items() if key not in ended]
     return run
+
+
+def _failure(result: CaseResult) -> tuple:
+    """What tells one failure of a test from another."""
+    return result.test, result.clause, result.type_name, result.problem
 
 
 def recover(report_dir: Path, reason: str) -> RawRun:
-    """A stream left by a run that never finished, as a run marked incomplete."""
+    """A stream left by a run that never finished, as a run marked incomplete. Its duration is
+    up to the last record written."""
     run = read(report_dir)
-    run.info = replace(run.info, complete=False, incomplete_reason=reason)
+    last = max(path.stat().st_mtime for path in folder(report_dir).iterdir())
+    duration = max(0.0, last - datetime.fromisoformat(run.info.started).timestamp())
+    run.info = replace(run.info, complete=False, incomplete_reason=reason, duration_s=round(duration, 3))
     return run
+
+
+def set_aside(report_dir: Path, by: str) -> tuple[RawRun, Path] | None:
+    """The stream a run left without finishing (killed by SIGKILL or the OOM killer, a machine
+    that went down), saved as a raw run marked incomplete, recovered ``by`` whom, in
+    ``<report dir>/incomplete-<its start time>/``, and removed. None when there is no stream.
+    Raises InUse while the run that writes it is alive."""
+    if not exists(report_dir):
+        return None
+    _check_free(report_dir)
+    run = recover(report_dir, f"the run stopped before writing its report (killed, e.g. by SIGKILL or the "
+                              f"out-of-memory killer); recovered from its stream by {by}")
+    stamp = datetime.fromisoformat(run.info.started).strftime("%Y%m%d-%H%M%S")
+    target = Path(report_dir) / f"{ASIDE}{stamp}"
+    copies = 1
+    while target.exists():
+        copies += 1
+        target = Path(report_dir) / f"{ASIDE}{stamp}-{copies}"
+    save(run, target)
+    clear(report_dir)
+    return run, target
 
 
 def clear(report_dir: Path) -> None:

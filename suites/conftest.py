@@ -1,11 +1,19 @@
 """pytest hooks that make ``pytest suites --impl ...`` a conformance run (the same options as
 ``python -m suites``). The work is done by the engine; the results go to disk as they are
-judged and, at the end, to whoever listens to ``pytest_argmin_run_finished`` (the reports)."""
+judged and, at the end, to whoever listens to ``pytest_argmin_run_finished`` (the reports).
+
+SIGTERM (how CI systems and ``timeout`` cancel a job) ends a run as Ctrl-C does: the run stops,
+its report is written marked incomplete, exit status 2. A run that died without writing its
+report (SIGKILL, the OOM killer) left its stream on disk: the next run into the same report dir
+sets it aside as a run marked incomplete (results.stream.set_aside) and announces it with
+``pytest_argmin_run_recovered``."""
 
 from __future__ import annotations
 
 import os
+import signal
 import time
+from types import FrameType
 
 import pytest
 
@@ -15,12 +23,27 @@ from engine.options import OPTIONS, choose_seed, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
 from engine.session import Nonconformance, Session
+from engine.worker import format_size
 from generators import profiles
 from results import hooks, save, stream
 from results.environment import collect
 
 _STATE = pytest.StashKey[dict]()
 _INTERNAL: list[str] = []  # tests that failed inside the suite rather than the implementation
+_INTERRUPTS: list[str] = []  # what interrupted the run (Ctrl-C, SIGTERM), first first
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM as Ctrl-C, once: a SIGTERM that comes while the run is already stopping (nox
+    sends one after Ctrl-C, a CI may repeat its own) must not cut the report short."""
+    if not _INTERRUPTS:
+        _INTERRUPTS.append("SIGTERM")
+        raise KeyboardInterrupt("SIGTERM")
+
+
+def pytest_keyboard_interrupt() -> None:
+    if not _INTERRUPTS:
+        _INTERRUPTS.append("Ctrl-C")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -53,17 +76,30 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["ARGMIN_SEED"] = str(settings.seed) if settings.seed is not None else ""
     state = {"settings": settings, "started": time.time(), "runner": None, "session": None}
     config.stash[_STATE] = state
+    _INTERRUPTS.clear()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
     if _xdist_worker(config) is not None:
         return
     # The process that owns the run loads the implementation first (in a worker process under
     # process isolation): a bad plug-in ends the run here, with the worker's one-line message.
-    runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout)
+    runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
+                    memory_limit=settings.memory_limit)
     try:
         description = runner.load()
     except UsageError as exc:
         runner.close()
         raise pytest.UsageError(str(exc)) from None
-    stream.start(settings.report_dir, run_info(settings, state["started"]), collect(description))
+    try:
+        recovered = stream.set_aside(settings.report_dir, by="the next run into the same report dir")
+        lock = stream.start(settings.report_dir, run_info(settings, state["started"]), collect(description))
+    except stream.InUse as exc:
+        runner.close()
+        raise pytest.UsageError(str(exc)) from None
+    config.add_cleanup(lock.close)
+    if recovered is not None:
+        run, folder = recovered
+        config.hook.pytest_argmin_run_recovered(run=run, report_dir=folder, config=config)
     if _distributed(config):
         runner.close()  # the tests run in xdist workers, each with its own
     else:
@@ -73,7 +109,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[_STATE]["settings"]
     restriction = ", ".join(settings.type_names) if settings.type_names else "all of T"
-    return [f"implementation: {settings.impl} (isolation {settings.isolation}, timeout {settings.timeout:g} s)",
+    limit = format_size(settings.memory_limit) if settings.memory_limit else "none"
+    return [f"implementation: {settings.impl} (isolation {settings.isolation}, timeout {settings.timeout:g} s, "
+            f"memory limit {limit})",
             f"ArgMin versions: {', '.join(map(str, settings.versions))}; types: {restriction}",
             f"profile: {settings.profile}; seed: {settings.seed}; reports: {settings.report_dir}"]
 
@@ -118,7 +156,9 @@ def _incomplete_reason(session: pytest.Session, exitstatus: int) -> str | None:
     if exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         return "the run stopped on an internal error"
     if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop:
-        return "interrupted before the end (Ctrl-C or a stop request)"
+        if _INTERRUPTS:
+            return f"interrupted by {_INTERRUPTS[0]} before the end"
+        return "interrupted before the end (a stop request)"
     return None
 
 
@@ -127,6 +167,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = config.stash.get(_STATE, None)
     if state is None:
         return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the report is being written: a SIGTERM now waits for it
     if state["session"] is not None:
         state["session"].close()  # idempotent; the fixture may not have been torn down on Ctrl-C
     elif state["runner"] is not None:

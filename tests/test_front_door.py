@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from results import RunInfo, stream
+
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--profile", "quick", "--seed", "3"]
 
@@ -36,6 +38,7 @@ def verdict_lines(output: str) -> list[str]:
     (["--versions", "14"], ["unknown ArgMin version 14"]),
     (["--dtypes", "float33"], ["unknown element type 'float33'"]),
     (["--profile", "huge"], ["unknown profile 'huge'"]),
+    (["--memory-limit", "lots"], ["--memory-limit 'lots' is not a size"]),
 ])
 def test_unusable_runs_exit_2_with_one_line(args: list[str], words: list[str], tmp_path: Path) -> None:
     result = run(*args, "--report-dir", str(tmp_path))
@@ -45,6 +48,19 @@ def test_unusable_runs_exit_2_with_one_line(args: list[str], words: list[str], t
     assert "Traceback" not in result.stdout + result.stderr
     for word in words:
         assert word in lines[0]
+
+
+def test_a_second_run_into_a_report_dir_in_use_exits_2_with_one_line(tmp_path: Path) -> None:
+    held = stream.start(tmp_path, RunInfo(impl="x:y", versions=[13], type_names=None, profile="quick", seed=1,
+                                          started="2026-01-02T03:04:05+00:00"), {})
+    try:
+        result = run("--impl", "zoo.correct:numpy_argmin", "--isolation", "none", "--report-dir", str(tmp_path), *QUICK)
+    finally:
+        held.close()
+    assert result.returncode == 2
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "another run is writing its results there" in line
+    assert stream.exists(tmp_path), "the running run's stream was touched"
 
 
 def test_a_spec_file_that_breaks_its_schema_exits_2(tmp_path: Path) -> None:
@@ -151,17 +167,98 @@ def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) 
     assert {r["outcome"] for r in raw["results"]} & {"crash", "timeout"}
 
 
-def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "suites", "--impl", "zoo.faulty:hang_on_rank4", "--timeout", "30",
-                                "--report-dir", str(tmp_path), *QUICK], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    raw = tmp_path / "raw.json"
-    time.sleep(15)  # let the run get under way: its first tests finish within seconds
-    assert process.poll() is None, "the run ended before it could be interrupted"
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
+def _under_way(command: list[str], report_dir: Path, **popen: object) -> subprocess.Popen:
+    """Start a run and return once it has streamed records to disk (it is then mid-run)."""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    deadline = time.monotonic() + 300
+    while _streamed(report_dir) < 1:
+        assert process.poll() is None, "the run ended before it could be interrupted: " + process.stderr.read()[-2000:]
+        assert time.monotonic() < deadline, "the run streamed nothing within 300 s"
+        time.sleep(0.2)
+    return process
+
+
+def _streamed(report_dir: Path, kind: str = "") -> int:
+    """Complete records in the run's stream (of one kind, when given)."""
+    lines = [line for path in (report_dir / ".stream").glob("*.jsonl")
+             for line in path.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+    return sum(f'"kind": "{kind}"' in line for line in lines) if kind else len(lines)
+
+
+HANGING = ["--impl", "zoo.faulty:hang_on_rank4", "--timeout", "30", *QUICK]
+
+
+def _assert_incomplete(process: subprocess.Popen, report_dir: Path, cause: str) -> None:
+    stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 2, stdout[-2000:] + stderr[-2000:]
-    document = json.loads(raw.read_text(encoding="utf-8"))
+    document = json.loads((report_dir / "raw.json").read_text(encoding="utf-8"))
     assert document["info"]["complete"] is False
+    assert document["info"]["incomplete_reason"] == f"interrupted by {cause} before the end"
     assert document["results"], "the cases judged before the interrupt were lost"
-    assert (tmp_path / "report.html").exists()
+    assert (report_dir / "report.html").exists()
+    assert not (report_dir / ".stream").exists()
+
+
+def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    process = _under_way([sys.executable, "-m", "suites", *HANGING, "--report-dir", str(tmp_path)], tmp_path)
+    process.send_signal(signal.SIGINT)
+    _assert_incomplete(process, tmp_path, "Ctrl-C")
+
+
+def test_sigterm_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    """How CI systems and `timeout` cancel a job."""
+    process = _under_way([sys.executable, "-m", "suites", *HANGING, "--report-dir", str(tmp_path)], tmp_path)
+    process.terminate()
+    _assert_incomplete(process, tmp_path, "SIGTERM")
+
+
+def test_ctrl_c_through_nox_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the whole foreground process group: nox, the suite and its
+    workers. The session runs in this environment (--no-venv --no-install) instead of building
+    its own; the signal handling under test is the same."""
+    nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"), "-s",
+           "conformance", "--"]
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # its `python` is ours
+    process = _under_way([*nox, *HANGING, "--report-dir", str(tmp_path)], tmp_path, start_new_session=True,
+                         env={**os.environ, "PATH": path})
+    os.killpg(process.pid, signal.SIGINT)
+    _assert_incomplete(process, tmp_path, "Ctrl-C")
+
+
+def test_after_sigkill_rebuild_recovers_every_streamed_result(tmp_path: Path) -> None:
+    """SIGKILL (or the OOM killer) gives the run no chance to write anything more: what it
+    streamed becomes a report marked incomplete. Killed once a failure is found, while Hypothesis
+    shrinks it, the failure is among what is kept."""
+    command = [sys.executable, "-m", "suites", "--impl", "zoo.broken_values:ties_last_always", "--versions", "12",
+               "--dtypes", "int32", "--isolation", "none", *QUICK, "--report-dir", str(tmp_path)]
+    process = _under_way(command, tmp_path)
+    deadline = time.monotonic() + 300
+    while not _streamed(tmp_path, "found") and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.communicate()
+    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    streamed = _streamed(tmp_path, "result") + _streamed(tmp_path, "census")
+    rebuild = subprocess.run([sys.executable, "-m", "reports", "rebuild", str(tmp_path)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert rebuild.returncode == 0, rebuild.stderr
+    folder, = tmp_path.glob("incomplete-*")
+    raw = json.loads((folder / "raw.json").read_text(encoding="utf-8"))
+    assert raw["info"]["complete"] is False and "SIGKILL" in raw["info"]["incomplete_reason"]
+    assert len(raw["results"]) + len(raw["census"]) >= streamed > 0
+    assert any(r["outcome"] == "fail" and r["clause"] == "C6" for r in raw["results"]), "the failure found was lost"
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert {v["verdict"] for v in report["versions"]} == {"non-conformant"}
+
+
+def test_the_next_run_sets_a_killed_run_aside(tmp_path: Path) -> None:
+    killed = RunInfo(impl="zoo.correct:numpy_argmin", versions=[13], type_names=None, profile="quick", seed=1,
+                     started="2026-01-02T03:04:05+00:00")
+    stream.start(tmp_path, killed, {}).close()  # the header a killed run leaves, its lock released
+    result = run("--impl", "zoo.correct:numpy_argmin", "--versions", "13", "--dtypes", "float", "--isolation", "none",
+                 "--report-dir", str(tmp_path), *QUICK)
+    assert result.returncode == 0, result.stdout[-3000:]
+    folder = tmp_path / "incomplete-20260102-030405"
+    assert f"its results are in {folder}, report marked incomplete" in result.stdout
+    assert json.loads((folder / "report.json").read_text(encoding="utf-8"))["run"]["complete"] is False
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["run"]["complete"] is True
