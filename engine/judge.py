@@ -10,6 +10,7 @@ import numpy as np
 
 from generators import Case
 from results import CaseResult, CensusRecord, Counterexample, Example
+from results.digest import answer_digest, input_digest
 from results.tensors import to_tensor
 from spec import VersionSpec
 from spec.oracle import Expectation, expect, verify, violations
@@ -104,7 +105,9 @@ def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str],
     violated = list(dict.fromkeys(f.clause for f in failures))
     return CaseResult(version=case.version, type_name=case.type_name, suite=suite, kind=kind, outcome=outcome,
                       clauses=clauses, clause=clause or (violated[0] if violated else None), tags=list(case.tags),
-                      duration_s=reply.seconds, violated=violated, problem=failures[0].problem if failures else None)
+                      duration_s=reply.seconds, violated=violated, problem=failures[0].problem if failures else None,
+                      input_digest=input_digest(case.data, case.attributes),
+                      answer_digest=answer_digest(reply.status, reply.value, reply.error))
 
 
 def _deciding(expectation: Expectation) -> str:

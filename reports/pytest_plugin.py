@@ -1,6 +1,6 @@
 """The report writer as a pytest plugin (loaded with ``-p reports.pytest_plugin``): when the
 suites announce a finished run (``pytest_argmin_run_finished``), it writes report.html,
-report.json and junit.xml next to the run's raw.json, and prints one verdict line per version
+report.json and junit.xml next to the run's raw.json.gz, and prints one verdict line per version
 at the end of the terminal output. It does the same for an earlier run that died unfinished and
 was recovered when this one started (``pytest_argmin_run_recovered``), and says where. The
 suites never import it."""

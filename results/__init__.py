@@ -1,10 +1,12 @@
 """Results: what a run recorded, as plain data. The engine writes them (streamed as they are
-judged, then saved as ``raw.json``); the reports read them. The verdict rule lives here, once."""
+judged, then saved as ``raw.json.gz``); the reports read them. The verdict rule lives here, once."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 from .records import (
     CENSUS,
@@ -21,25 +23,46 @@ from .records import (
 )
 from .verdict import CONFORMANT, NON_CONFORMANT, verdicts
 
-RAW = "raw.json"
+# Compressed: a standard run's records are about 14 MB of JSON and 0.9 MB gzipped. Runs written
+# before compression (raw.json) still load.
+RAW = "raw.json.gz"
+PLAIN_RAW = "raw.json"
 
 __all__ = [
     "CENSUS", "CONFORMANT", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample",
-    "Example", "RawRun", "RunInfo", "Tensor", "from_json", "load", "save", "to_json", "verdicts",
+    "Example", "RawRun", "RunInfo", "Tensor", "from_json", "load", "raw_path", "read_json", "save", "to_json",
+    "verdicts",
 ]
 
 
 def save(run: RawRun, report_dir: Path) -> Path:
-    """Write the run's records as ``raw.json`` in ``report_dir``."""
+    """Write the run's records as ``raw.json.gz`` in ``report_dir`` (byte-identical for equal
+    records: no time stamp in the gzip header)."""
     path = Path(report_dir) / RAW
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_json(run), ensure_ascii=False), encoding="utf-8")
+    text = json.dumps(to_json(run), ensure_ascii=False).encode("utf-8")
+    path.write_bytes(gzip.compress(text, compresslevel=6, mtime=0))
+    (path.parent / PLAIN_RAW).unlink(missing_ok=True)  # an earlier run's, which would be read instead
     return path
 
 
-def load(path: Path) -> RawRun:
-    """A run from a ``raw.json`` file (or the folder holding one)."""
+def raw_path(path: Path) -> Path:
+    """The raw results file of a report folder (``raw.json.gz``, or an older ``raw.json``), or
+    ``path`` itself when it names a file."""
     path = Path(path)
-    if path.is_dir():
-        path = path / RAW
-    return from_json(json.loads(path.read_text(encoding="utf-8")))
+    if not path.is_dir():
+        return path
+    return path / RAW if (path / RAW).exists() or not (path / PLAIN_RAW).exists() else path / PLAIN_RAW
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, gzipped or not (told apart by gzip's magic bytes, not by the name)."""
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return json.loads(data.decode("utf-8"))
+
+
+def load(path: Path) -> RawRun:
+    """A run from a ``raw.json.gz`` or ``raw.json`` file, or the folder holding one."""
+    return from_json(read_json(raw_path(path)))

@@ -42,12 +42,18 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def checkout() -> dict[str, Any]:
+    """This suite's git commit and whether its checkout has uncommitted changes (None where
+    unknown: no git, or not a checkout)."""
+    commit = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain") if commit else None
+    return {"git_commit": commit, "git_dirty": None if status is None else bool(status)}
+
+
 def collect(impl_description: dict) -> dict[str, Any]:
     """The environment dict for RawRun.environment: ``impl_description`` (the --impl value, its
     module and package version, as the plug-in layer knows them) plus everything found here.
     Never fails: what cannot be found is None (e.g. no git, or not a checkout)."""
-    commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain") if commit else None
     return {
         **impl_description,
         "packages": {name: _package(name) for name in PACKAGES},
@@ -56,7 +62,6 @@ def collect(impl_description: dict) -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),
-        "git_commit": commit,
-        "git_dirty": None if status is None else bool(status),
+        **checkout(),
         "spec_sha256": spec.files_digest(),
     }

@@ -14,10 +14,10 @@ from .records import RawRun
 
 def pytest_argmin_run_finished(run: RawRun, report_dir: Path, config: Any) -> None:
     """A conformance run has ended (complete or not); ``run`` holds everything it recorded and
-    ``report_dir`` already holds its ``raw.json``."""
+    ``report_dir`` already holds its ``raw.json.gz``."""
 
 
 def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: Any) -> None:
     """A run that died before its end (killed) was found in the report dir when this one
     started; ``run`` holds its streamed records, marked incomplete, and ``report_dir`` (a folder
-    of its own) already holds its ``raw.json``."""
+    of its own) already holds its ``raw.json.gz``."""

@@ -74,6 +74,10 @@ class CaseResult:
     counterexample: Counterexample | None = None
     violated: list[str] = field(default_factory=list)
     problem: str | None = None  # the deciding failure's problem (dtype, not-a-minimum, crash, ...)
+    # Short digests of the input and of the implementation's answer (results.digest), recorded
+    # for every case so the run's results can be checked and compared without the tensors.
+    input_digest: str = ""
+    answer_digest: str = ""
 
 
 # What an implementation did with a census input. Only "returned" and "raised" can make a

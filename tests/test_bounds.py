@@ -21,6 +21,7 @@ from engine.judge import Judgement, judge
 from engine.options import memory_limit
 from engine.plugins import UsageError
 from generators import Case
+from results import raw_path, read_json
 from tests.impls.plugin_hostile import LEAK_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,7 +200,7 @@ def _front_door(tmp_path: Path, impl: str, *extra: str) -> tuple[subprocess.Comp
                              "--profile", "quick", "--seed", "5", "--report-dir", str(tmp_path), *extra],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     peak = int(next(line for line in result.stderr.splitlines() if line.startswith("peak-rss")).split()[1]) * 1024
-    return result, peak, json.loads((tmp_path / "raw.json").read_text(encoding="utf-8"))
+    return result, peak, read_json(raw_path(tmp_path))
 
 
 def test_a_huge_answer_leaves_the_run_and_its_memory_intact(tmp_path: Path) -> None:

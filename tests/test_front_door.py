@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from results import RunInfo, stream
+from results import RunInfo, load, raw_path, read_json, stream
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--profile", "quick", "--seed", "3"]
@@ -162,9 +162,9 @@ def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) 
     result = run("--impl", impl, "--versions", "13", "--dtypes", "float", "--timeout", "1",
                  "--report-dir", str(tmp_path), *QUICK)
     assert result.returncode == 1, result.stdout[-3000:]
-    raw = json.loads((tmp_path / "raw.json").read_text(encoding="utf-8"))
-    assert raw["info"]["complete"]
-    assert {r["outcome"] for r in raw["results"]} & {"crash", "timeout"}
+    raw = load(tmp_path)
+    assert raw.info.complete
+    assert {r.outcome for r in raw.results} & {"crash", "timeout"}
 
 
 def _under_way(command: list[str], report_dir: Path, **popen: object) -> subprocess.Popen:
@@ -191,7 +191,7 @@ HANGING = ["--impl", "zoo.faulty:hang_on_rank4", "--timeout", "30", *QUICK]
 def _assert_incomplete(process: subprocess.Popen, report_dir: Path, cause: str) -> None:
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 2, stdout[-2000:] + stderr[-2000:]
-    document = json.loads((report_dir / "raw.json").read_text(encoding="utf-8"))
+    document = read_json(raw_path(report_dir))
     assert document["info"]["complete"] is False
     assert document["info"]["incomplete_reason"] == f"interrupted by {cause} before the end"
     assert document["results"], "the cases judged before the interrupt were lost"
@@ -243,7 +243,7 @@ def test_after_sigkill_rebuild_recovers_every_streamed_result(tmp_path: Path) ->
                              capture_output=True, text=True, timeout=300)
     assert rebuild.returncode == 0, rebuild.stderr
     folder, = tmp_path.glob("incomplete-*")
-    raw = json.loads((folder / "raw.json").read_text(encoding="utf-8"))
+    raw = read_json(raw_path(folder))
     assert raw["info"]["complete"] is False and "SIGKILL" in raw["info"]["incomplete_reason"]
     assert len(raw["results"]) + len(raw["census"]) >= streamed > 0
     assert any(r["outcome"] == "fail" and r["clause"] == "C6" for r in raw["results"]), "the failure found was lost"

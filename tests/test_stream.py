@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reports.__main__ import main
-from results import CaseResult, RunInfo, load, stream
+from results import RAW, CaseResult, RunInfo, load, stream
 from tests.report_fixtures.runs import ENVIRONMENT, failing_run
 
 INFO = RunInfo(impl="tests/report_fixtures/stub_impl.py:fn", versions=[13], type_names=None, profile="quick", seed=1,
@@ -98,7 +98,7 @@ def test_rebuild_writes_reports_marked_incomplete(tmp_path: Path, records, capsy
     assert main(["rebuild", str(tmp_path)]) == 0
     folder = tmp_path / "incomplete-20260102-030405"
     printed = capsys.readouterr().out
-    for name in ("raw.json", "report.html", "report.json", "junit.xml"):
+    for name in (RAW, "report.html", "report.json", "junit.xml"):
         assert str(folder / name) in printed and (folder / name).is_file()
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert report["run"]["complete"] is False

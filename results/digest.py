@@ -1,0 +1,67 @@
+"""Digests that let a reader check a run's results without trusting its report.
+
+Every judged case records two short digests, passing or not: one of its input (the array and
+the attributes set on the node) and one of the implementation's answer (the returned array's
+dtype, shape and bytes, or the status and error text). The run's results digest is a SHA-256
+over every case's input, answer and outcome in a canonical order, so two runs that judged the
+same inputs and got the same answers have the same digest, whatever order their processes ran in."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from .records import CaseResult
+
+# 64 bits per case: plenty to tell two answers apart, and small in raw.json.gz (a digest does
+# not compress). The run's digest over all of them is a full SHA-256.
+CASE_DIGEST_HEX = 16
+# Object addresses in exception texts change from run to run without the answer changing.
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def _short(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "little") + part)
+    return digest.hexdigest()[:CASE_DIGEST_HEX]
+
+
+def _array_parts(array: np.ndarray) -> tuple[bytes, bytes, bytes]:
+    array = np.ascontiguousarray(array)
+    # An object array's bytes are pointers: digest what the objects say instead.
+    content = repr(array.tolist()).encode() if array.dtype.hasobject else array.tobytes()
+    return array.dtype.name.encode(), repr(array.shape).encode(), content
+
+
+def input_digest(data: np.ndarray, attributes: Mapping[str, int]) -> str:
+    """The input of one case: element type, shape, bytes and the attributes set on the node."""
+    return _short(*_array_parts(data), json.dumps(sorted(attributes.items())).encode())
+
+
+def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> str:
+    """What the implementation did with one input. A timeout digests as its status alone: its
+    text names the time limit, which adapts during a run, not anything the implementation said."""
+    if status == "ok":
+        return _short(b"ok", *_array_parts(np.asarray(value)))
+    if status == "timeout":
+        return _short(b"timeout")
+    return _short(status.encode(), _ADDRESS.sub("0x?", error or "").encode())
+
+
+def case_line(result: CaseResult) -> str:
+    """One case as the results digest sees it (durations and test ids left out: they vary)."""
+    return "|".join((str(result.version), result.suite, result.kind, result.type_name, result.outcome,
+                     result.clause or "-", result.input_digest, result.answer_digest))
+
+
+def results_digest(results: Iterable[CaseResult]) -> str:
+    """SHA-256 over every case's line, sorted: independent of the order cases were judged in."""
+    digest = hashlib.sha256()
+    for line in sorted(case_line(result) for result in results):
+        digest.update(line.encode() + b"\n")
+    return digest.hexdigest()
