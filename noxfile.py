@@ -1,6 +1,6 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), and ``compare``, ``adequacy``, ``bench``."""
+(ruff), and ``compare``, ``matrix``, ``verify``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
@@ -111,6 +111,28 @@ def compare(session: nox.Session) -> None:
         session.error("usage: nox -s compare -- OLD.json NEW.json [--html OUT.html]")
     session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
     session.run("python", "-m", "reports", "compare", *session.posargs)
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Several runs on one page: ``nox -s matrix -- A/report.json B/report.json ... [--out PAGE.html]``."""
+    if not session.posargs:
+        session.error("usage: nox -s matrix -- RUN_DIR_OR_REPORT.json [...] [--out PAGE.html]")
+    session.install(*RUNTIME)
+    session.run("python", "-m", "reports", "matrix", *session.posargs)
+
+
+@nox.session
+def verify(session: nox.Session) -> None:
+    """Check a report without the implementation: ``nox -s verify -- REPORT_DIR_OR_JSON [--rerun]``.
+    Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
+    if not session.posargs:
+        session.error("usage: nox -s verify -- REPORT_DIR_OR_JSON [--rerun]")
+    session.install(*RUNTIME)
+    try:
+        session.run("python", "-m", "reports", "verify", *session.posargs)
+    except nox.command.CommandFailed as failed:
+        sys.exit(failed.return_code or 2)  # nox would make every failure 1; 0/1/2 is the contract
 
 
 @nox.session

@@ -1,20 +1,29 @@
-"""``python -m reports render RAW_OR_REPORT.json --out DIR [--lang zh-TW]``,
-``python -m reports compare OLD.json NEW.json [--html OUT]`` (exit 1 on a regression) and
-``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream)."""
+"""``python -m reports render RAW_OR_REPORT --out DIR [--lang zh-TW]``,
+``python -m reports compare OLD NEW [--html OUT]`` (exit 1 on a regression),
+``python -m reports matrix RUN RUN ... [--out FILE]`` (several runs on one page),
+``python -m reports verify REPORT [--rerun]`` (check a report; exit 1 when a check fails) and
+``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream).
+
+A run is named by its report folder, its report.json, or its raw results (raw.json.gz)."""
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
 
-from results import RAW, from_json, stream
+from results import RAW, from_json, raw_path, read_json, stream
 
 from . import SCHEMA, aggregate, write_documents, write_reports
 from .compare import as_text, compare
 from .i18n import LANGUAGES
-from .render import render_comparison
+from .matrix import matrix
+from .render import render_comparison, render_matrix
+from .verify import CannotVerify, verify
+
+DEFAULT_MATRIX = Path(__file__).resolve().parent / "out" / "matrix.html"
 
 
 class UsageError(Exception):
@@ -23,7 +32,9 @@ class UsageError(Exception):
 
 def _read(path: Path) -> dict:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = read_json(path)
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise UsageError(f"{path}: a damaged gzip file ({exc}); pass an intact report or raw run file") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the file ({exc.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -33,13 +44,23 @@ def _read(path: Path) -> dict:
     return document
 
 
-def _report(path: Path) -> dict:
+def report_file(path: Path) -> Path:
+    """The file a run argument names: a report folder means its report.json (or, without one, its
+    raw results)."""
+    if path.is_dir():
+        return path / "report.json" if (path / "report.json").exists() else raw_path(path)
+    return path
+
+
+def load_report(path: Path) -> dict:
     """A report document, aggregating a raw run file (results.to_json output) on the way."""
+    path = report_file(path)
     document = _read(path)
     if document.get("schema") == SCHEMA:
         return document
     if "schema" in document:
-        raise UsageError(f"{path}: schema {document['schema']!r} is not {SCHEMA!r}; re-render it with this version")
+        raise UsageError(f"{path}: schema {document['schema']!r} is not {SCHEMA!r}; re-render it with "
+                         f"`python -m reports render` from its raw results")
     if {"info", "environment", "results", "census"} <= document.keys():
         try:
             return aggregate(from_json(document))
@@ -69,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     render = commands.add_parser("render", help="write report.html, report.json and junit.xml")
-    render.add_argument("source", type=Path, help="a report.json or a raw run JSON file")
+    render.add_argument("source", type=Path, help="a report.json or a raw run file (raw.json.gz)")
     render.add_argument("--out", type=Path, required=True, help="directory for the three files")
     render.add_argument("--lang", choices=LANGUAGES, default="en")
     diff = commands.add_parser("compare", help="what changed between two runs; exit 1 on a regression")
@@ -77,32 +98,59 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("new", type=Path)
     diff.add_argument("--html", type=Path, help="also write the comparison as an HTML page")
     diff.add_argument("--lang", choices=LANGUAGES, default="en")
+    side = commands.add_parser("matrix", help="several runs on one page, one column per implementation")
+    side.add_argument("runs", type=Path, nargs="+", help="report folders or report.json files")
+    side.add_argument("--out", type=Path, default=DEFAULT_MATRIX, help=f"the page to write (default {DEFAULT_MATRIX})")
+    side.add_argument("--lang", choices=LANGUAGES, default="en")
     rebuild = commands.add_parser("rebuild", help="reports marked incomplete for a run that died before its end "
                                                   "(SIGKILL, out of memory), from the results it streamed into DIR")
     rebuild.add_argument("report_dir", type=Path, metavar="DIR", help="the run's --report-dir")
     rebuild.add_argument("--lang", choices=LANGUAGES, help="report language (default: the run's own)")
+    check = commands.add_parser("verify", help="check a report without the implementation; exit 1 when a check fails")
+    check.add_argument("report", type=Path, help="a report folder or its report.json")
+    check.add_argument("--rerun", action="store_true",
+                       help="also run the suite again with the recorded settings and compare the results digests")
     return parser
+
+
+def _verify(report: Path, rerun: bool) -> int:
+    failed = False
+    for check in verify(report, rerun=rerun):
+        print(check, flush=True)
+        failed = failed or not check.ok
+    return 1 if failed else 0
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command != "compare":
+        if args.command in ("render", "rebuild"):
             if args.command == "render":
-                paths = write_documents(_report(args.source), args.out, args.lang)
+                paths = write_documents(load_report(args.source), args.out, args.lang)
             else:
                 paths = _rebuild(args.report_dir, args.lang)
             for kind, path in paths.items():
                 print(f"{kind}: {path}")
             return 0
-        comparison = compare(_report(args.old), _report(args.new))
+        if args.command == "verify":
+            return _verify(args.report, args.rerun)
+        if args.command == "matrix":
+            runs = [(load_report(path), report_file(path).parent) for path in args.runs]
+            _write(args.out, render_matrix(matrix(runs, args.out), args.lang))
+            print(f"html: {args.out}")
+            return 0
+        comparison = compare(load_report(args.old), load_report(args.new))
         print(as_text(comparison))
         if args.html:
-            args.html.parent.mkdir(parents=True, exist_ok=True)
-            args.html.write_text(render_comparison(comparison, args.lang), encoding="utf-8")
+            _write(args.html, render_comparison(comparison, args.lang))
             print(f"html: {args.html}")
         return 1 if comparison["regression"] else 0
-    except UsageError as exc:
+    except (UsageError, CannotVerify) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

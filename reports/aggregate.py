@@ -1,16 +1,23 @@
 """RawRun -> the report document: the JSON twin of the HTML report, holding everything it shows.
 
 The document is plain JSON data (validated by ``report.schema.json``), so a report can be
-re-rendered or compared later without the run's raw records. Everything the implementation
-under test produced (exception texts, returned values) is kept as the strings it recorded;
-escaping is the renderers' job."""
+re-rendered, compared or verified later without the run's raw records. Everything the
+implementation under test produced (exception texts, returned values) is kept as the strings it
+recorded; escaping is the renderers' job.
+
+Stable anchors tie the parts together: ``v13-C1`` is a clause of a version, ``v13-C1-int16`` the
+failure of that clause on that type (``v13-C1-int16-<problem>`` for a second problem there),
+``v13-C14-census`` a census topic.
+They depend only on the data, so a link from another page (the runtime matrix) stays valid."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from functools import cache
 from itertools import pairwise
 from typing import Any
 
@@ -20,13 +27,18 @@ from results.verdict import judged, reason, verdict
 from spec.diff import diff
 
 from . import census, clauses
+from .certificate import certificate
 from .replay import display_values, snippet
 
-SCHEMA = "argmin-conformance/report/2"
+SCHEMA = "argmin-conformance/report/3"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
 # Worst first: the outcome a cell or clause shows when its cases disagree.
 SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
 NOT_RUN = "not-run"
+# numpy's scalar wrappers in messages: 'np.int64(2)' reads as '2'.
+_NUMPY_SCALAR = re.compile(r"\b(?:np|numpy)\.\w+\(([^()]*)\)")
+# Case tags that are not input partitions of generated cases.
+_NOT_PARTITIONS = ("type:",)
 
 
 def counts(outcomes: Iterable[str]) -> dict[str, int]:
@@ -39,6 +51,10 @@ def counts(outcomes: Iterable[str]) -> dict[str, int]:
 
 def worst(tally: dict[str, int]) -> str:
     return next((o for o in SEVERITY if tally.get(o)), NOT_RUN)
+
+
+def clause_anchor(version: int, clause_id: str | None) -> str:
+    return f"v{version}-{clause_id or 'none'}"
 
 
 def _spec(version: int) -> spec.VersionSpec | None:
@@ -72,7 +88,29 @@ def _tested_versions(raw: RawRun) -> list[int]:
     return sorted({int(v) for v in raw.info.versions} | {r.version for r in raw.results})
 
 
-def _versions(raw: RawRun, versions: list[int]) -> list[dict]:
+def _seconds(results: Iterable[CaseResult]) -> float:
+    return round(sum(float(r.duration_s) for r in results), 6)
+
+
+def _severity(outcome: str) -> int:
+    """Rank of an outcome, worst first; an unknown one ranks as the worst."""
+    return SEVERITY.index(outcome) if outcome in SEVERITY else 0
+
+
+def _causes(version: int, failures: list[dict]) -> list[dict]:
+    """Why a version failed, root cause first: each failing clause with its outcome and the
+    types it failed on ("C1: int16, uint16 refused"), each type linked to its failure."""
+    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for failure in failures:
+        if failure["version"] == version and failure["kind"] != "undefined":
+            grouped[failure["clause"] or "", failure["outcome"]].append(failure)
+    ordered = sorted(grouped.items(), key=lambda item: (clause_number(item[0][0]), _severity(item[0][1])))
+    return [{"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
+             "types": [{"type": f["type"], "anchor": f["anchor"]} for f in items]}
+            for (clause, outcome), items in ordered]
+
+
+def _versions(raw: RawRun, versions: list[int], failures: list[dict]) -> list[dict]:
     entries = []
     for version in versions:
         vspec = _spec(version)
@@ -84,14 +122,56 @@ def _versions(raw: RawRun, versions: list[int]) -> list[dict]:
             "version": version, "verdict": verdict(raw.results, version),
             "reason": reason(raw.results, version), "type_restriction": restriction, "types": types,
             "cases": len(mine), "judged": len(counted), "not_passed": sum(r.outcome != "pass" for r in counted),
-            "counts": counts(r.outcome for r in mine),
+            "counts": counts(r.outcome for r in mine), "seconds": _seconds(mine),
+            "causes": _causes(version, failures),
         })
     return entries
 
 
+def _first_anchor(failures: list[dict], **where: object) -> str | None:
+    """The anchor of the worst failure matching ``where`` (failures are in clause order)."""
+    found = [f for f in failures if all(f[key] == value for key, value in where.items())]
+    found.sort(key=lambda f: _severity(f["outcome"]))
+    return found[0]["anchor"] if found else None
+
+
+def _clauses(raw: RawRun, versions: list[int], census_entries: list[dict], failures: list[dict]) -> list[dict]:
+    """The clause rows (reports.clauses), each with its anchor, the implementation's time over
+    the cases that exercised it, and a link to its worst failure."""
+    rows = clauses.rows(raw, versions, census_entries, counts, worst, _spec)
+    seconds: Counter = Counter()
+    for result in raw.results:
+        for clause_id, _ in clauses.outcomes_per_clause(result):
+            seconds[result.version, str(clause_id)] += float(result.duration_s)
+    for row in rows:
+        key = (row["version"], row["id"])
+        if row["outcome"] == NOT_RUN and row["census"]:
+            row["outcome"] = CENSUS  # observed only through census records (ties at v1 and v11)
+        row.update(anchor=clause_anchor(*key), seconds=round(seconds[key], 6),
+                   failure_anchor=_first_anchor(failures, version=key[0], clause=key[1]))
+    return rows
+
+
+def _slug(text: str) -> str:
+    """Text fit for an anchor: 'axis in [-r, -1]' -> 'axis-in-r-1'."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")
+
+
+def _census(raw: RawRun) -> list[dict]:
+    """The census entries (reports.census), each with its anchor: ``v13-C14-census`` for the first
+    group of a topic, ``v13-C14-census-<group>`` for the others."""
+    entries = census.entries(raw, _tensor, lambda version, topic: _find_clause(_spec(version), topic))
+    seen: set[str] = set()
+    for entry in entries:
+        anchor = f"{clause_anchor(entry['version'], entry['topic'])}-census"
+        entry["anchor"] = anchor if anchor not in seen else f"{anchor}-{_slug(str(entry['group']))}"
+        seen.add(anchor)
+    return entries
+
+
 def _type_order(raw: RawRun, versions: list[int]) -> list[str]:
-    """Columns of the matrix: the types of the tested versions' T, then any other type a case used
-    (rejection inputs), in catalogue order."""
+    """Rows of the types matrix: the types of the tested versions' T, then any other type a case
+    used (rejection inputs), in catalogue order."""
     catalogue = list(spec.catalogue())
     inside: list[str] = []
     for version in sorted(versions, reverse=True):
@@ -101,7 +181,7 @@ def _type_order(raw: RawRun, versions: list[int]) -> list[str]:
     return inside + sorted(others, key=lambda t: (catalogue.index(t) if t in catalogue else len(catalogue), t))
 
 
-def _matrix(raw: RawRun, versions: list[int], types: list[str]) -> list[dict]:
+def _matrix(raw: RawRun, versions: list[int], types: list[str], failures: list[dict]) -> list[dict]:
     cells = defaultdict(list)
     for result in raw.results:
         cells[result.version, result.type_name].append(result.outcome)
@@ -113,7 +193,8 @@ def _matrix(raw: RawRun, versions: list[int], types: list[str]) -> list[dict]:
             in_t = bool(vspec and type_name in vspec.type_names)
             declared = raw.info.type_names is None or type_name in raw.info.type_names
             rows.append({"version": version, "type": type_name, "in_t": in_t, "declared": declared,
-                         "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally)})
+                         "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally),
+                         "anchor": _first_anchor(failures, version=version, type=type_name)})
     return rows
 
 
@@ -121,6 +202,15 @@ def _rank(result: CaseResult) -> tuple[bool, int]:
     """Which result of a failure to show: one with a counterexample, the smallest."""
     ce = result.counterexample
     return ce is None, math.prod(ce.input.shape) if ce else 0
+
+
+def _detail(message: str, actual: object) -> str | None:
+    """The judge's message without numpy's scalar wrappers, or None where it only restates the
+    returned text (a refusal or an error: the "returned" line already says it)."""
+    text = _NUMPY_SCALAR.sub(r"\1", message).strip()
+    if not text or (isinstance(actual, str) and actual and actual in text):
+        return None
+    return text
 
 
 def _failures(raw: RawRun) -> list[dict]:
@@ -131,26 +221,31 @@ def _failures(raw: RawRun) -> list[dict]:
     for result in raw.results:
         if result.outcome in ("pass", CENSUS):
             continue
-        key = (result.version, result.clause or "", result.type_name, result.problem or result.outcome)
+        ce = result.counterexample
+        problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
+        key = (result.version, result.clause or "", result.type_name, problem)
         seen[key] += 1
         if key not in chosen or _rank(result) <= _rank(chosen[key]):
             chosen[key] = result
-    entries = []
-    for key in sorted(chosen, key=lambda k: (k[0], _clause_number(k[1]), k[2], k[3])):
+    entries, anchors = [], set()
+    for key in sorted(chosen, key=lambda k: (k[0], clause_number(k[1]), k[2], k[3])):
         result = chosen[key]
-        vspec = _spec(result.version)
-        clause = _find_clause(vspec, result.clause)
+        clause = _find_clause(_spec(result.version), result.clause)
         ce = result.counterexample
+        anchor = f"{clause_anchor(result.version, result.clause)}-{result.type_name}"
+        anchor = anchor if anchor not in anchors else f"{anchor}-{_slug(key[3])}"
+        anchors.add(anchor)
         entries.append({
             "version": result.version, "clause": result.clause, "type": result.type_name, "problem": key[3],
-            "outcome": result.outcome, "kind": result.kind, "suite": result.suite, "test": result.test,
-            "occurrences": seen[key],
+            "anchor": anchor, "outcome": result.outcome, "kind": result.kind, "suite": result.suite,
+            "test": result.test, "occurrences": seen[key],
             "clause_title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {},
             "counterexample": None if ce is None else {
                 "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
                 "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
                 "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
+                "detail": _detail(str(ce.message), ce.actual),
                 "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
                           "actual": _tensor(e.actual)} for e in ce.also],
             },
@@ -159,7 +254,54 @@ def _failures(raw: RawRun) -> list[dict]:
     return entries
 
 
-def _clause_number(clause_id: str) -> int:
+@cache
+def _type_names() -> re.Pattern:
+    return re.compile("|".join(re.escape(n) for n in sorted(spec.catalogue(), key=len, reverse=True)))
+
+
+def _type_free(text: str) -> str:
+    """A text with type names and numbers blanked, so the same message about int16 at ArgMin-1
+    and about uint64 at ArgMin-13 reads the same."""
+    return re.sub(r"\d+", "#", _type_names().sub("<type>", text))
+
+
+def _pattern(failure: dict) -> str:
+    """What a failure's counterexample says, apart from its type and version: the text of a
+    refusal, error or crash with type names and numbers blanked, or that a result came back
+    (the shrunk inputs of wrong answers differ in shape by chance; the card lists each one)."""
+    ce = failure["counterexample"]
+    if ce is None:
+        return ""
+    return _type_free(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
+
+
+def _cards(failures: list[dict], types: list[str]) -> list[dict]:
+    """Failures merged into one card per root cause: same clause, problem, outcome and
+    counterexample pattern. A card lists the versions and types it covers; its representative
+    (shown in full) is the member with the smallest input."""
+    groups: dict[tuple, list[int]] = {}
+    for index, failure in enumerate(failures):
+        key = (failure["clause"], failure["problem"], failure["outcome"], failure["kind"], _pattern(failure))
+        groups.setdefault(key, []).append(index)
+    cards = []
+    for members in groups.values():
+        def size(i: int) -> int:
+            ce = failures[i]["counterexample"]
+            return math.prod(ce["input"]["shape"]) if ce else 0
+        representative = min(members, key=lambda i: (size(i), i))
+        first = failures[members[0]]
+        cards.append({
+            "anchor": first["anchor"], "clause": first["clause"], "clause_title": first["clause_title"],
+            "problem": first["problem"], "outcome": first["outcome"], "kind": first["kind"],
+            "versions": sorted({failures[i]["version"] for i in members}),
+            "types": sorted({failures[i]["type"] for i in members}, key=types.index),
+            "failures": members, "representative": representative,
+            "occurrences": sum(failures[i]["occurrences"] for i in members),
+        })
+    return cards
+
+
+def clause_number(clause_id: str) -> int:
     digits = "".join(ch for ch in clause_id if ch.isdigit())
     return int(digits) if digits else 0
 
@@ -173,56 +315,119 @@ def _find_clause(vspec: spec.VersionSpec | None, clause_id: str | None) -> spec.
         return None
 
 
+def _listed_attributes() -> dict[str, tuple[int, ...]]:
+    """Attributes with listed values in any version (keepdims, select_last_index): their values."""
+    listed: dict[str, tuple[int, ...]] = {}
+    for version in spec.versions():
+        for name, attribute in spec.load(version).attributes.items():
+            if attribute.values is not None:
+                listed[name] = attribute.values
+    return listed
+
+
+def _partition(tag: str, listed: dict[str, tuple[int, ...]]) -> str:
+    """The coverage partition of a case tag: an attribute's value outside its listed set is one
+    partition ("out-of-set"), not one per integer."""
+    key, _, value = tag.partition(":")
+    if key in listed and value != "omitted" and value not in {str(v) for v in listed[key]}:
+        return f"{key}:out-of-set"
+    return tag
+
+
+def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> dict:
+    """Input partitions (case tags "group:value") of the generated cases, per version, type and
+    kind of case (semantic, rejection, undefined): a partition reached only by census cases says
+    nothing about the semantic checks, so each kind is counted apart.
+
+    Which partitions could be reached is taken from the run itself, within a version and kind:
+    those reached by any type of the same family and the same standing (in T, or outside it and
+    so only ever rejected). Value partitions (``special:*``: subnormals, a type's own detour
+    values) belong to one type, so they count as possible only for a type that reached them in
+    some version. Fixed vectors (ONNX's node tests) are not generated and not counted."""
+    listed = _listed_attributes()
+    seen: dict[tuple[int, str, str], Counter] = defaultdict(Counter)
+    for result in raw.results:
+        if result.suite != "fixed":
+            seen[result.version, result.type_name, result.kind].update(
+                _partition(str(t), listed) for t in result.tags if not str(t).startswith(_NOT_PARTITIONS))
+    own_values: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for (_, type_name, kind), tally in seen.items():
+        own_values[type_name, kind] |= {t for t in tally if t.startswith("special:")}
+    standing = {v: set(vspec.type_names) if (vspec := _spec(v)) else set() for v in versions}
+
+    def peers(version: int, type_name: str, kind: str) -> tuple:
+        return version, _family(type_name), type_name in standing[version], kind
+
+    universe: dict[tuple, set[str]] = defaultdict(set)
+    for (version, type_name, kind), tally in seen.items():
+        universe[peers(version, type_name, kind)] |= {t for t in tally if not t.startswith("special:")}
+    groups = sorted({t.split(":", 1)[0] for tally in seen.values() for t in tally})
+    cells = []
+    for version in versions:
+        for type_name in types:
+            for kind in ("semantic", "rejection", "undefined"):
+                tally = seen.get((version, type_name, kind))
+                if not tally:
+                    continue
+                possible = universe[peers(version, type_name, kind)] | own_values[type_name, kind]
+                reached = set(tally) & possible
+                by_group = {}
+                for group in groups:
+                    members = {t for t in possible if t.split(":", 1)[0] == group}
+                    if members:
+                        by_group[group] = [len(members & reached), len(members)]
+                cells.append({"version": version, "type": type_name, "kind": kind,
+                              "in_t": type_name in standing[version], "tags": dict(sorted(tally.items())),
+                              "reached": len(reached), "possible": len(possible),
+                              "unreached": sorted(possible - reached), "groups": by_group})
+    return {"groups": groups, "cells": cells}
+
+
 def _family(type_name: str) -> str:
     entry = spec.catalogue().get(type_name)
     return entry.family if entry else "other"
 
 
-def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> dict:
-    """Input partitions (case tags "key:value") reached per version and type.
+def _clause_change(old: spec.Clause | None, new: spec.Clause | None) -> dict:
+    """A clause's side of a version difference, as data the report can word in any language."""
+    clause = new or old
+    fields = [{"field": f, "before": _plain(getattr(old, f)), "after": _plain(getattr(new, f))}
+              for f in ("kind", "check", "when", "facts") if old and new and getattr(old, f) != getattr(new, f)]
+    return {"kind": clause.kind, "title": clause.title, "statement": dict(clause.statement), "fields": fields,
+            "reworded": bool(old and new and not fields and old.statement != new.statement)}
 
-    The set of partitions that could be reached is not known in advance, so it is taken from the
-    run itself: every tag seen anywhere in the run for a type of the same family (float, signed,
-    unsigned, ...), in any version. A partition is unreached for a version and type when it is in
-    that set but no case of that version and type carried it. ``type:*`` tags are left out (the
-    type is already a coordinate)."""
-    seen: dict[tuple[int, str], Counter] = defaultdict(Counter)
-    by_family: dict[str, set[str]] = defaultdict(set)
-    for result in raw.results:
-        tags = [str(t) for t in result.tags if not str(t).startswith("type:")]
-        seen[result.version, result.type_name].update(tags)
-        by_family[_family(result.type_name)].update(tags)
-    keys = sorted({t.split(":", 1)[0] for tags in by_family.values() for t in tags})
-    cells, unreached_by_version = [], {}
-    for version in versions:
-        reached_any: set[str] = set()
-        possible_any: set[str] = set()
-        for type_name in types:
-            tally = seen.get((version, type_name), Counter())
-            possible = by_family.get(_family(type_name), set())
-            if not tally:
-                continue
-            reached_any |= set(tally)
-            possible_any |= possible
-            cells.append({"version": version, "type": type_name, "tags": dict(sorted(tally.items())),
-                          "reached": len(set(tally) & possible), "possible": len(possible),
-                          "unreached": sorted(possible - set(tally)),
-                          "by_key": {k: [len({t for t in tally if t.split(":", 1)[0] == k}),
-                                         len({t for t in possible if t.split(":", 1)[0] == k})] for k in keys}})
-        unreached_by_version[str(version)] = sorted(possible_any - reached_any)
-    return {"keys": keys, "cells": cells, "unreached": unreached_by_version}
+
+def _attribute_change(old: spec.Attribute | None, new: spec.Attribute | None) -> dict:
+    def described(a: spec.Attribute | None) -> dict | None:
+        if a is None:
+            return None
+        return {"type": a.type, "default": a.default, "values": None if a.values is None else list(a.values),
+                "range": None if a.range is None else [a.range.min, a.range.max, a.range.stated]}
+    return {"before": described(old), "after": described(new)}
 
 
 def _differences(versions: list[int]) -> list[dict]:
+    """What changed from one tested version to the next (spec.diff), with each change's data."""
     known = [n for n in versions if _spec(n) is not None]
-    return [{"from": a, "to": b, "changes": [{"what": c.what, "name": c.name, "how": c.how, "detail": c.detail}
-                                             for c in diff(spec.load(a), spec.load(b))]}
-            for a, b in pairwise(known)]
+    entries = []
+    for a, b in pairwise(known):
+        old, new = spec.load(a), spec.load(b)
+        changes = []
+        for change in diff(old, new):
+            item = {"what": change.what, "name": change.name, "how": change.how, "detail": change.detail}
+            if change.what == "clause":
+                item["clause"] = _clause_change(_find_clause(old, change.name), _find_clause(new, change.name))
+            elif change.what == "attribute":
+                item["attribute"] = _attribute_change(old.attributes.get(change.name),
+                                                      new.attributes.get(change.name))
+            changes.append(item)
+        entries.append({"from": a, "to": b, "changes": changes})
+    return entries
 
 
 def _plain(value: Any) -> Any:
-    """JSON-safe copy of the environment dict: anything exotic becomes its string."""
-    if isinstance(value, dict):
+    """JSON-safe copy: mappings and sequences kept, anything exotic becomes its string."""
+    if isinstance(value, dict) or hasattr(value, "items"):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
@@ -237,16 +442,19 @@ def aggregate(raw: RawRun) -> dict:
     """The report document for one run (see report.schema.json)."""
     versions = _tested_versions(raw)
     types = _type_order(raw, versions)
-    census_entries = census.entries(raw, _tensor, lambda version, topic: _find_clause(_spec(version), topic))
+    failures = _failures(raw)
+    census_entries = _census(raw)
     return {
         "schema": SCHEMA,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "run": _run(raw),
-        "versions": _versions(raw, versions),
+        "certificate": certificate(raw),
+        "versions": _versions(raw, versions, failures),
         "types": types,
-        "clauses": clauses.rows(raw, versions, census_entries, counts, worst, _spec),
-        "matrix": _matrix(raw, versions, types),
-        "failures": _failures(raw),
+        "clauses": _clauses(raw, versions, census_entries, failures),
+        "matrix": _matrix(raw, versions, types, failures),
+        "failures": failures,
+        "cards": _cards(failures, types),
         "census": census_entries,
         "coverage": _coverage(raw, versions, types),
         "differences": _differences(versions),

@@ -2,7 +2,12 @@
 
 Failing semantic/rejection clauses get a <failure> (wrong answer, missing rejection, unsupported
 type) or an <error> (crash, timeout, unexpected exception) holding the counterexamples' text;
-undefined clauses and clauses no case reached are <skipped>, since they never decide a verdict."""
+undefined clauses and clauses no case reached are <skipped>, since they never decide a verdict.
+
+Times are the implementation's own: a testcase's ``time`` is that of the cases that exercised its
+clause (a case exercises several clauses, so the testcases of a suite add up to more than the
+suite's ``time``, which counts each case once). Every testsuite carries the run's certificate
+block as ``<properties>``: implementation and version, profile, seed, spec digest and so on."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from .aggregate import worst
+from .i18n import Translator
 
 ERRORS = ("crash", "timeout", "error")
 FAILURES = ("fail", "missing-rejection", "unsupported")
@@ -32,25 +38,53 @@ def _failure_text(failures: list[dict]) -> str:
                 shown = value if not isinstance(value, dict) else f"{value['type']}{value['shape']} {value['display']}"
                 lines.append(f"  {label}: {shown}")
             lines.append(f"  attributes: {ce['attributes']}  ArgMin-{f['version']}")
-            lines.append(f"  {ce['message']}")
+            if ce["detail"]:
+                lines.append(f"  {ce['detail']}")
         if f["replay"]:
             lines += ["  replay:", *(f"    {line}" for line in f["replay"].splitlines())]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
+def _properties(document: dict) -> list[tuple[str, str]]:
+    """The certificate block as name/value pairs, lists joined, unknowns empty."""
+    certificate = document["certificate"]
+    english = Translator("en")
+    status = english("certificate") if certificate["status"] == "certificate" else \
+        english("not-certificate", what=english.label("run-", certificate["profile"]))
+    pairs = [("certificate", status)]
+    for key, value in certificate.items():
+        if key == "status":
+            continue
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        pairs.append((key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)))
+    return pairs
+
+
+def _seconds(value: float) -> str:
+    return f"{float(value):.6f}"
+
+
 def to_junit(document: dict) -> bytes:
     """The JUnit XML bytes (UTF-8, with declaration) for a report document."""
-    root = ET.Element("testsuites", name=f"argmin-conformance {_clean(document['run']['impl'])}")
+    root = ET.Element("testsuites", name=f"argmin-conformance {_clean(document['run']['impl'])}",
+                      time=_seconds(sum(v["seconds"] for v in document["versions"])))
+    properties = _properties(document)
     for entry in document["versions"]:
         version = entry["version"]
         clauses = [c for c in document["clauses"] if c["version"] == version]
-        suite = ET.SubElement(root, "testsuite", name=f"ArgMin-{version}", timestamp=_clean(document["run"]["started"]))
+        suite = ET.SubElement(root, "testsuite", name=f"ArgMin-{version}", timestamp=_clean(document["run"]["started"]),
+                              time=_seconds(entry["seconds"]))
+        listed = ET.SubElement(suite, "properties")
+        for name, value in properties:
+            ET.SubElement(listed, "property", name=name, value=_clean(value))
         tallies = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for clause in clauses:
             tallies["tests"] += 1
             case = ET.SubElement(suite, "testcase", classname=f"ArgMin-{version}",
-                                 name=_clean(f"{clause['id']} {clause['title']}".strip()))
+                                 name=_clean(f"{clause['id']} {clause['title']}".strip()),
+                                 time=_seconds(clause["seconds"]))
             judged = {o: n for o, n in clause["counts"].items() if o != "observed"}
             outcome = worst(judged)
             mine = [f for f in document["failures"] if f["version"] == version and f["clause"] == clause["id"]]

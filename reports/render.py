@@ -1,7 +1,8 @@
 """Report documents -> self-contained HTML (Jinja2, autoescaping every value).
 
 The pages carry their CSS inline and a Content-Security-Policy that forbids scripts and every
-network fetch, so even a value that slipped past escaping could not run or phone home."""
+network fetch, so even a value that slipped past escaping could not run or phone home. They need
+no JavaScript: what is folded away uses <details>."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from pathlib import Path
 
 import jinja2
 
-from .aggregate import SEVERITY
+from .aggregate import SEVERITY, clause_anchor
 from .i18n import Translator
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# Environment entries the report shows elsewhere (implementation, certificate) or leaves out:
+# the paths of the implementation's file and of the Python executable say nothing to a reader.
+ENV_SHOWN = ("impl", "module", "package", "version", "package_version", "file", "executable", "git_commit",
+             "git_dirty", "spec_sha256")
 
 
 @cache
@@ -21,16 +26,39 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["heat"] = heat
+    env.filters["percent"] = percent
     env.filters["seconds"] = lambda s: f"{float(s):.1f}"
+    env.filters["anchor"] = clause_anchor
     return env
 
 
+def percent(reached: int, possible: int) -> str:
+    return f"{100 * reached / possible:.0f}%" if possible else "–"
+
+
 def heat(reached: int, possible: int) -> str:
-    """Background colour for a coverage fraction: pale red (nothing) to green (everything)."""
+    """Background colour for a coverage fraction: pale red (nothing) to pale green (everything),
+    light enough for dark text at WCAG AA contrast."""
     if possible <= 0:
         return "#f1f3f5"
     share = reached / possible
-    return f"hsl({round(share * 130)}, 55%, {round(88 - share * 18)}%)"
+    return f"hsl({round(share * 130)}, 60%, {round(90 - share * 6)}%)"
+
+
+def group_share(cells: list[dict], version: int, group: str) -> tuple[int, int]:
+    """[reached, possible] of one partition group over every type of a version."""
+    pairs = [cell["groups"][group] for cell in cells if cell["version"] == version and group in cell["groups"]]
+    return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+
+
+def _accepted(side: dict, t: Translator) -> str:
+    """An attribute's accepted values as the spec states them: {0, 1}, or a range in terms of r."""
+    if side["values"] is not None:
+        return "{" + ", ".join(map(str, side["values"])) + "}"
+    if side["range"] is not None:
+        low, high, stated = side["range"]
+        return f"[{low}, {high}]" + ("" if stated else f" ({t('implied')})")
+    return "—"
 
 
 def _statement(statement: dict, lang: str) -> str:
@@ -38,9 +66,11 @@ def _statement(statement: dict, lang: str) -> str:
 
 
 def _page(template: str, lang: str, **context: object) -> str:
+    t = Translator(lang)
     return _environment().get_template(template).render(
-        t=Translator(lang), lang=lang, statement=lambda s: _statement(s, lang),
-        severity=SEVERITY, **context)
+        t=t, lang=lang, statement=lambda s: _statement(s, lang), severity=SEVERITY,
+        policy=t.policy, problem=lambda name: t.label("problem-", name), accepted=lambda side: _accepted(side, t),
+        **context)
 
 
 def render_report(document: dict, lang: str = "en") -> str:
@@ -49,7 +79,13 @@ def render_report(document: dict, lang: str = "en") -> str:
     for clause in document["clauses"]:
         by_version.setdefault(clause["version"], []).append(clause)
     cells = {(c["version"], c["type"]): c for c in document["matrix"]}
-    return _page("report.html", lang, doc=document, clauses_by_version=by_version, cells=cells)
+    return _page("report.html", lang, doc=document, clauses_by_version=by_version, cells=cells,
+                 group_share=group_share, env_shown=ENV_SHOWN)
+
+
+def render_matrix(page: dict, lang: str = "en") -> str:
+    """The HTML page of several runs side by side (see matrix.matrix)."""
+    return _page("matrix.html", lang, page=page)
 
 
 def render_comparison(comparison: dict, lang: str = "en") -> str:

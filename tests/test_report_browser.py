@@ -1,31 +1,27 @@
-"""The HTML report in a real browser (headless Chromium): it loads without console errors (CSP
-violations, blocked fetches, script errors all land there) and shows the verdicts."""
+"""The HTML pages in a real browser (headless Chromium): they load without console errors (CSP
+violations, blocked fetches, script errors all land there) and show the verdicts; they never
+scroll sideways at 1400 px or on a 390 px phone; every text meets WCAG AA contrast; and the
+Traditional Chinese report has no English words beyond identifiers, type names and numbers."""
 
 from __future__ import annotations
 
-import shutil
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from reports import write_reports
-from tests.report_fixtures.runs import failing_run, passing_run
-
-INSTALL = "headless Chromium is needed: install Debian's package with `apt-get install -y chromium`"
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or (Path("/usr/bin/chromium").is_file() and "/usr/bin/chromium")
-    if not found:
-        pytest.fail(INSTALL, pytrace=False)
-    return found
+import spec
+from reports import aggregate, write_reports
+from reports.__main__ import main
+from reports.render import render_report
+from tests.browser import CONTRAST, FLAGS, OVERFLOW, WORDS, chromium, measure
+from tests.report_fixtures.runs import failing_run, hostile_run, passing_run, refusing_run
 
 
 def _load(page: Path, profile: Path) -> tuple[str, list[str]]:
     """(the DOM after loading, the console lines Chromium logged)."""
-    command = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+    command = [chromium(), *FLAGS, f"--user-data-dir={profile}",
                "--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000", "--dump-dom", page.as_uri()]
     done = subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, f"chromium failed ({done.returncode}): {done.stderr[-2000:]}"
@@ -54,3 +50,68 @@ def test_chinese_report_loads_cleanly(tmp_path: Path) -> None:
     dom, console = _load(html, tmp_path / "profile")
     assert console == []
     assert dom.count('data-verdict="conformant"') == 2 and "符合" in dom
+
+
+def _pages(tmp_path: Path) -> dict[str, str]:
+    """Our pages at their worst: long unbroken words from the implementation, merged failure
+    cards, every section filled, both languages, and the runtime matrix over three runs."""
+    pages = {"hostile": render_report(aggregate(hostile_run())), "refusing": render_report(aggregate(refusing_run())),
+             "failing-zh": render_report(aggregate(failing_run()), "zh-TW")}
+    for name, raw in (("ort", refusing_run()), ("stub", failing_run()), ("passing", passing_run())):
+        write_reports(raw, tmp_path / name)
+    out = tmp_path / "matrix.html"
+    assert main(["matrix", *(str(tmp_path / n) for n in ("ort", "stub", "passing")), "--out", str(out)]) == 0
+    pages["matrix"] = out.read_text(encoding="utf-8")
+    return pages
+
+
+@pytest.mark.parametrize("width", [1400, 390], ids=["desktop", "phone"])
+def test_no_page_scrolls_sideways(width: int, tmp_path: Path) -> None:
+    for name, page in _pages(tmp_path).items():
+        found = measure(page, width, OVERFLOW, tmp_path / name)
+        assert found["scrollWidth"] <= found["width"], (name, found)
+
+
+def test_the_overflow_probe_sees_a_page_that_scrolls_sideways(tmp_path: Path) -> None:
+    found = measure('<!DOCTYPE html><div style="width: 600px">wide</div>', 390, OVERFLOW, tmp_path)
+    assert found["scrollWidth"] > found["width"] and found["wide"] == ["div. 608"]  # 600 px and the body's margin
+
+
+def test_every_text_meets_wcag_aa_contrast(tmp_path: Path) -> None:
+    for name, page in _pages(tmp_path).items():
+        found = measure(page, 1400, CONTRAST, tmp_path / name)
+        assert found["checked"] > 100 and found["failures"] == [], (name, found["failures"])
+
+
+def test_the_contrast_probe_sees_grey_on_grey(tmp_path: Path) -> None:
+    page = ('<!DOCTYPE html><p style="color: #9aa1ad; background: #f1f3f5">not run</p>'
+            '<p style="color: #fff; background: rgba(0, 0, 0, .1)">faint</p><p>fine</p>')
+    found = measure(page, 800, CONTRAST, tmp_path)
+    assert found["checked"] == 3 and len(found["failures"]) == 2 and found["failures"][0].startswith("2.3")
+
+
+# What may stay in Latin letters in the zh-TW report: names of the standard and its data.
+IDENTIFIERS = {"ArgMin", "ONNX", "IEEE", "NaN", "SHA", "Python", "T", "r", "n", "inf", "int", "int64", "axis",
+               "keepdims", "select_last_index", "NotImplementedError"}
+
+
+def _latin_words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z][A-Za-z0-9_]*", text))
+
+
+@pytest.mark.parametrize("make", [failing_run, refusing_run, hostile_run], ids=["failing", "refusing", "hostile"])
+def test_the_chinese_report_has_no_english_words(make, tmp_path: Path) -> None:
+    raw = make()
+    page = render_report(aggregate(raw), "zh-TW")
+    seen = measure(page, 1400, WORDS, tmp_path)
+    allowed = IDENTIFIERS | set(spec.catalogue()) | {c.id for v in spec.load_all() for c in v.clauses}
+    allowed |= _latin_words(raw.info.impl)  # the page's title names the implementation
+    words = _latin_words(" ".join([seen["text"], seen["title"], *seen["titles"]]))
+    assert "符合性" in seen["text"] and len(seen["text"]) > 2000
+    assert words - allowed == set()
+
+
+def test_the_word_probe_finds_english(tmp_path: Path) -> None:
+    page = render_report(aggregate(failing_run()), "en")
+    words = _latin_words(measure(page, 1400, WORDS, tmp_path)["text"])
+    assert {"Failures", "conformant", "Clause"} <= words

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import types
 import xml.etree.ElementTree as ET
@@ -23,14 +24,22 @@ from reports.i18n import MESSAGES
 from reports.junit import to_junit
 from reports.render import render_report
 from reports.replay import build_expression
-from results import CaseResult, CensusRecord, Counterexample, Tensor, to_json
+from results import CaseResult, Counterexample, Tensor, load, save, to_json
 from results.environment import collect
-from tests.report_fixtures.runs import STUB, failing_run, incomplete_run, passing_run, tensor
+from tests.report_fixtures.runs import (
+    ENVIRONMENT,
+    SCRIPT,
+    STUB,
+    failing_run,
+    hostile_run,
+    incomplete_run,
+    passing_run,
+    refusing_run,
+    tensor,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "reports" / "report.schema.json").read_text(encoding="utf-8"))
-SCRIPT = "<script>alert(1)</script>"
-MARKUP = '<img src=x onerror="alert(2)"><b>bold</b>'
 
 
 @pytest.fixture(scope="module")
@@ -42,24 +51,11 @@ def _validate(document: dict) -> None:
     jsonschema.Draft202012Validator(SCHEMA).validate(document)
 
 
-def _hostile_run():
-    """A failing run whose implementation returns and raises markup everywhere it can."""
-    raw = failing_run()
-    ce = Counterexample(tensor([1.0, 0.0], "float"), {"axis": 0}, tensor([1], "int64", [1]), SCRIPT,
-                        "error", f"the implementation raised: {MARKUP}\x00\x1b[31m")
-    raw.results.append(CaseResult(13, "float", "property", "semantic", "error", ["C1"], "C1", ["rank:1"],
-                                  "t", 0.0, ce))
-    raw.census.append(CensusRecord(13, "float", "C14", tensor([float("nan")], "float"), {},
-                                   f"ValueError: {SCRIPT}", []))
-    raw.environment["module"] = MARKUP
-    return raw
-
-
 def test_schema_is_a_valid_json_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
-@pytest.mark.parametrize("make", [failing_run, passing_run, incomplete_run, _hostile_run])
+@pytest.mark.parametrize("make", [failing_run, passing_run, incomplete_run, hostile_run])
 def test_document_validates_against_the_schema(make) -> None:
     document = aggregate(make())
     _validate(document)
@@ -124,11 +120,73 @@ def test_census_policy_is_the_intersection_of_fits(failing: dict) -> None:
 
 
 def test_coverage_reports_unreached_partitions(failing: dict) -> None:
-    cells = {(c["version"], c["type"]): c for c in failing["coverage"]["cells"]}
-    assert "special:subnormal" in cells[1, "float16"]["unreached"]
+    cells = {(c["version"], c["type"]): c for c in failing["coverage"]["cells"] if c["kind"] == "semantic"}
+    assert "special:subnormal" in cells[1, "float16"]["unreached"]  # float16 holds subnormals at ArgMin-11
     assert "special:subnormal" not in cells[11, "float16"]["unreached"]
     assert "special:subnormal" not in cells[1, "int8"]["unreached"]  # other family: never possible
+    assert "special:subnormal" not in cells[1, "double"]["unreached"]  # a value double never held here
     assert not any(t.startswith("type:") for c in cells.values() for t in c["tags"])
+
+
+def _tagged(version: int, dtype: str, kind: str, *tags: str) -> CaseResult:
+    outcome = {"semantic": "pass", "rejection": "pass", "undefined": "observed"}[kind]
+    return CaseResult(version, dtype, "property", kind, outcome, ["C1"], None, [f"type:{dtype}", *tags])
+
+
+def test_coverage_groups_values_counts_kinds_apart_and_keeps_to_each_version() -> None:
+    raw = passing_run()
+    raw.results = [
+        _tagged(13, "float", "semantic", "keepdims:0", "select_last_index:1"),
+        _tagged(13, "float", "undefined", "keepdims:235"), _tagged(13, "float", "undefined", "keepdims:-1"),
+        _tagged(13, "double", "semantic", "keepdims:1", "select_last_index:omitted"),
+        _tagged(12, "float", "semantic", "keepdims:omitted"), _tagged(12, "double", "semantic", "keepdims:omitted"),
+    ]
+    coverage = aggregate(raw)["coverage"]
+    cells = {(c["version"], c["type"], c["kind"]): c for c in coverage["cells"]}
+    census = cells[13, "float", "undefined"]
+    assert census["tags"] == {"keepdims:out-of-set": 2} and census["unreached"] == []  # one partition, not two
+    semantic = cells[13, "float", "semantic"]
+    assert semantic["unreached"] == ["keepdims:1", "select_last_index:omitted"]  # reached by double at 13
+    assert semantic["groups"] == {"keepdims": [1, 2], "select_last_index": [1, 2]}
+    # Nothing from ArgMin-13 is held against ArgMin-12, and census cases do not count as semantic ones.
+    assert cells[12, "float", "semantic"]["unreached"] == [] and cells[12, "float", "semantic"]["possible"] == 1
+
+
+def test_failures_with_one_root_cause_share_a_card() -> None:
+    document = aggregate(refusing_run())
+    error, refused = document["cards"]
+    assert (error["outcome"], error["types"], error["versions"]) == ("error", ["float16"], [1])
+    assert (refused["outcome"], refused["versions"]) == ("unsupported", [1, 13])
+    assert refused["types"] == ["uint16", "int16", "bfloat16"]  # the matrix's order
+    assert len(refused["failures"]) == 5 and refused["anchor"] == "v1-C1-int16"
+    assert {document["failures"][i]["anchor"] for i in refused["failures"]} == {
+        "v1-C1-int16", "v1-C1-uint16", "v13-C1-int16", "v13-C1-uint16", "v13-C1-bfloat16"}
+    causes = {v["version"]: v["causes"] for v in document["versions"]}
+    assert [(c["clause"], c["outcome"], [t["type"] for t in c["types"]]) for c in causes[13]] == [
+        ("C1", "unsupported", ["bfloat16", "int16", "uint16"])]
+    assert [c["outcome"] for c in causes[1]] == ["error", "unsupported"]
+    html = render_report(document)
+    assert html.count('class="failure"') == 2
+    assert ">uint16</a>" in html and "refused" in html  # "C1 accepts: int16, uint16 refused" on the verdict card
+    # The explanation does not repeat the returned text; numpy's scalar wrappers never reach the reader.
+    assert html.count("Could not find an implementation for ArgMin(1) node") == 2  # returned + replay comment
+    failing = aggregate(failing_run())
+    assert not any("np." in (f["counterexample"]["detail"] or "") for f in failing["failures"])
+
+
+def test_every_link_in_the_report_has_its_target() -> None:
+    for document in (aggregate(failing_run()), aggregate(refusing_run())):
+        for lang in ("en", "zh-TW"):
+            html = render_report(document, lang)
+            ids = re.findall(r'\sid="([^"]+)"', html)
+            assert len(ids) == len(set(ids)), "duplicate ids"
+            targets = set(re.findall(r'href="#([^"]+)"', html))
+            assert targets and targets <= set(ids), targets - set(ids)
+    cells = {(c["version"], c["type"]): c for c in document["matrix"]}
+    assert cells[13, "int16"]["anchor"] == "v13-C1-int16" and cells[13, "float"]["anchor"] is None
+    clauses = {(c["version"], c["id"]): c for c in document["clauses"]}
+    assert clauses[1, "C1"]["failure_anchor"] == "v1-C1-float16"  # the error: worse than a refusal
+    assert clauses[1, "C1"]["types"]["int16"]["unsupported"] == 1
 
 
 def test_version_differences_come_from_the_spec(failing: dict) -> None:
@@ -145,11 +203,11 @@ def test_failing_report_shows_its_counterexamples(tmp_path: Path) -> None:
                   "5.960464477539063e-08", "select_last_index=1"):
         assert exact in html
     assert "from engine.plugins import resolve" in html and "Non-conformant" in html
-    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/2"
+    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/3"
 
 
 def test_implementation_text_cannot_inject_markup(tmp_path: Path) -> None:
-    paths = write_reports(_hostile_run(), tmp_path)
+    paths = write_reports(hostile_run(), tmp_path)
     html = paths["html"].read_text(encoding="utf-8")
     assert "<script" not in html.lower()
     assert "<img" not in html.lower() and "<b>bold" not in html
@@ -319,3 +377,65 @@ def test_environment_collect_gathers_versions_and_spec_hash() -> None:
     assert environment["packages"]["numpy"] == np.__version__
     assert environment["git_commit"] is None or len(environment["git_commit"]) == 40
     assert isinstance(environment["python"], str) and environment["platform"]
+
+
+def test_junit_carries_times_and_the_certificate(failing: dict) -> None:
+    root = ET.fromstring(to_junit(failing))
+    suites = list(root.iter("testsuite"))
+    assert all(float(s.get("time")) > 0 for s in suites) and float(root.get("time")) > 0
+    cases = list(root.iter("testcase"))
+    assert all(c.get("time") is not None for c in cases)
+    c5 = next(c for c in suites[-1].iter("testcase") if c.get("name") == "C5 minimum")
+    assert float(c5.get("time")) == pytest.approx(next(
+        c["seconds"] for c in failing["clauses"] if (c["version"], c["id"]) == (13, "C5")))
+    properties = {p.get("name"): p.get("value") for p in suites[0].find("properties")}
+    assert properties["implementation"] == STUB and properties["profile"] == "quick" and properties["seed"] == "12345"
+    assert properties["spec_sha256"] == "0" * 64 and properties["suite_commit"] == ENVIRONMENT["git_commit"]
+    assert properties["certificate"] == "Quick smoke run, not a certificate"
+    assert properties["results_digest"] == failing["certificate"]["results_digest"]
+    assert properties["versions"] == "1,11,12,13" and properties["types"] == ""
+
+
+def test_raw_results_are_gzipped_and_older_plain_files_still_read(tmp_path: Path, capsys) -> None:
+    raw = failing_run()
+    path = save(raw, tmp_path / "new")
+    assert path.name == "raw.json.gz" and path.read_bytes()[:2] == b"\x1f\x8b"
+    assert load(tmp_path / "new") == raw and load(path) == raw
+    assert save(raw, tmp_path / "new").read_bytes() == path.read_bytes()  # no time stamp inside
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "raw.json").write_text(json.dumps(to_json(raw)), encoding="utf-8")
+    assert load(tmp_path / "old") == raw
+    assert main(["compare", str(tmp_path / "old" / "raw.json"), str(path)]) == 0
+    assert main(["render", str(path), "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    (tmp_path / "cut.json.gz").write_bytes(path.read_bytes()[:100])
+    assert main(["render", str(tmp_path / "cut.json.gz"), "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.startswith("error: ") and not (tmp_path / "x").exists()
+
+
+def test_matrix_page_puts_three_runs_side_by_side(tmp_path: Path) -> None:
+    runs = {"ort": refusing_run(), "stub": failing_run(), "passing": passing_run()}
+    for name, raw in runs.items():
+        write_reports(raw, tmp_path / name)
+    out = tmp_path / "pages" / "matrix.html"
+    assert main(["matrix", str(tmp_path / "ort"), str(tmp_path / "stub" / "report.json"), str(tmp_path / "passing"),
+                 "--out", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "<script" not in html and "default-src 'none'" in html
+    assert re.findall(r'<th data-impl="([^"]+)"', html) == ["onnxruntime", STUB, STUB]
+    # Verdicts per version and column, as each run's report states them.
+    verdicts = re.findall(r'data-version="(\d+)" data-verdict="([a-z-]+)"', html)
+    assert verdicts == [("1", "non-conformant"), ("1", "conformant"), ("11", "non-conformant"),
+                        ("12", "non-conformant"), ("12", "conformant"), ("13", "non-conformant"),
+                        ("13", "non-conformant"), ("13", "conformant")]
+    # A type row where some run failed; every cell links into that run's own report, to an anchor it has.
+    row = html[html.index('id="v13-C1"'):]
+    row = row[:row.index('class="clause-row')]
+    assert "int16" in row and "bfloat16" in row and "float16" not in row.replace("bfloat16", "")
+    links = re.findall(r'href="([^"#]+)#([^"]+)"', html)
+    assert links
+    for target, anchor in links:
+        page = (out.parent / target).resolve()
+        assert page.is_file(), target
+        assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), (target, anchor)
+    assert {target.split("/")[1] for target, _ in links} == {"ort", "stub", "passing"}

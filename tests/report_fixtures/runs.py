@@ -13,6 +13,9 @@ import spec
 from results import CaseResult, CensusRecord, Counterexample, RawRun, RunInfo, Tensor
 
 STUB = "tests/report_fixtures/stub_impl.py:fn"
+SCRIPT = "<script>alert(1)</script>"
+MARKUP = '<img src=x onerror="alert(2)"><b>bold</b>'
+UNBROKEN = "x" * 300  # a word no line can hold
 ENVIRONMENT = {
     "impl": STUB, "module": "stub_impl", "package_version": None,
     "packages": {"onnx": "1.17.0", "onnxruntime": "1.20.1", "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
@@ -138,3 +141,43 @@ def incomplete_run() -> RawRun:
     reason = "interrupted (KeyboardInterrupt) after 150 cases"
     info = dataclasses.replace(raw.info, complete=False, incomplete_reason=reason)
     return RawRun(info, raw.environment, raw.results[:150], raw.census[:2])
+
+
+def refusing_run() -> RawRun:
+    """onnxruntime's shape of failure: no kernel for some types (the refusal names the version),
+    plus one different error; everything it computes is right."""
+    results: list[CaseResult] = []
+    for version in (1, 13):
+        for dtype in spec.load(version).type_names:
+            refused = dtype in ("int16", "uint16") or (version == 13 and dtype == "bfloat16")
+            if refused:
+                text = (f"unsupported: NotImplementedError: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find "
+                        f"an implementation for ArgMin({version}) node with name ''")
+                results.append(_failure(version, dtype, "C1", "unsupported", tensor([0], dtype), {},
+                                        tensor([0], "int64", [1]), text, f"valid input answered with {text}",
+                                        outcome="unsupported"))
+            else:
+                results += _passes(version, dtype, 3)
+        results += _rejections(version)
+    results.append(_failure(1, "float16", "C1", "error", tensor([0.0], "float16"), {}, tensor([0], "int64", [1]),
+                            "raised: OnnxRuntimeError: INVALID_GRAPH", "valid input answered with raised: "
+                            "OnnxRuntimeError: INVALID_GRAPH", outcome="error"))
+    info = RunInfo(impl="onnxruntime", versions=[1, 13], type_names=None, profile="standard", seed=7,
+                   started="2026-11-29T18:00:00+00:00", duration_s=60.0)
+    environment = {**ENVIRONMENT, "impl": "onnxruntime", "module": "onnxruntime", "version": "1.32.0"}
+    return RawRun(info, environment, results, [])
+
+
+def hostile_run() -> RawRun:
+    """A failing run whose implementation returns and raises markup everywhere it can, and words
+    too long for any line."""
+    raw = failing_run()
+    ce = Counterexample(tensor([1.0, 0.0], "float"), {"axis": 0}, tensor([1], "int64", [1]), f"{SCRIPT} {UNBROKEN}",
+                        "error", f"the implementation raised: {MARKUP}\x00\x1b[31m {UNBROKEN}")
+    raw.results.append(CaseResult(13, "float", "property", "semantic", "error", ["C1"], "C1", ["rank:1"],
+                                  f"suites/test_semantic.py::test_{UNBROKEN}", 0.0, ce))
+    raw.census.append(CensusRecord(13, "float", "C14", tensor([float("nan")], "float"), {},
+                                   f"ValueError: {SCRIPT}", []))
+    raw.environment["module"] = MARKUP
+    raw.environment["version"] = UNBROKEN
+    return raw

@@ -1,0 +1,62 @@
+"""The certificate block of a report: what ran, from which suite and spec, under which claims,
+and a digest over every judged case, so that a customer can check the report (``nox -s verify``)
+instead of taking it on trust.
+
+Only a complete certify run from a committed, unmodified checkout is a certificate; every other
+run carries the same block and says plainly why it is not one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from results import RawRun
+from results.digest import results_digest
+
+CERTIFY = "certify"
+# Why a run is not a certificate, in the order a reader should hear it (message keys "why-*").
+REASONS = ("profile", "incomplete", "no-commit", "modified-tree", "no-digests")
+
+
+def device(environment: dict[str, Any], impl: str) -> str | None:
+    """Where the implementation ran, as far as the run knows: a device the plug-in reported,
+    else the execution provider of the built-in onnxruntime adapter (CPU unless named)."""
+    for key in ("device", "provider"):
+        if environment.get(key):
+            return str(environment[key])
+    if impl == "onnxruntime" or impl.startswith("onnxruntime:"):
+        return impl.partition(":")[2] or "CPUExecutionProvider"
+    return None
+
+
+def _reasons(raw: RawRun) -> list[str]:
+    environment = raw.environment
+    found = {
+        "profile": raw.info.profile != CERTIFY,
+        "incomplete": not raw.info.complete,
+        "no-commit": not environment.get("git_commit"),
+        "modified-tree": bool(environment.get("git_commit")) and environment.get("git_dirty") is not False,
+        "no-digests": any(not (r.input_digest and r.answer_digest) for r in raw.results),
+    }
+    return [reason for reason in REASONS if found[reason]]
+
+
+def certificate(raw: RawRun) -> dict[str, Any]:
+    """The certificate block of a run (see report.schema.json, ``certificate``)."""
+    environment, info = raw.environment, raw.info
+    reasons = _reasons(raw)
+    return {
+        "status": "not-a-certificate" if reasons else "certificate",
+        "reasons": reasons,
+        "implementation": str(info.impl),
+        "implementation_version": environment.get("version") or environment.get("package_version"),
+        "device": device(environment, str(info.impl)),
+        "suite_commit": environment.get("git_commit"),
+        "tree_clean": None if environment.get("git_dirty") is None else not environment["git_dirty"],
+        "spec_sha256": environment.get("spec_sha256"),
+        "profile": str(info.profile), "seed": info.seed,
+        "versions": sorted(int(v) for v in info.versions),
+        "types": None if info.type_names is None else [str(t) for t in info.type_names],
+        "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
+        "cases": len(raw.results),
+        "results_digest": results_digest(raw.results),
+    }
