@@ -1,0 +1,283 @@
+"""``python -m reports verify REPORT_DIR_OR_JSON [--rerun]``: check a report without the
+implementation, one line per check.
+
+- schema: report.json validates against report.schema.json;
+- results: the certificate's results digest is that of the raw results next to it;
+- derived: verdicts, counts, failures (the whole document) are what the verdict rule and the
+  aggregation give for those raw results;
+- checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
+- documents: report.html and junit.xml are the JSON rendered, so the HTML shows its verdicts;
+- certificate: the run calls itself a certificate (a complete certify run, clean committed checkout);
+- rerun (``--rerun``): the suite run again with the recorded implementation, profile, seed and
+  claims gives the same results digest; otherwise the cases whose answers differ.
+
+What it cannot prove: anyone can produce a self-consistent set of files, so the checks show
+that the documents agree with each other, with raw results and with this suite; only ``--rerun``
+asks the implementation again. Exit status 0 when every check holds, 1 when one fails, 2 when
+the report cannot be checked at all."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jsonschema
+
+import spec
+from results import RawRun, load, raw_path
+from results.digest import results_digest
+from results.environment import REPO, checkout
+
+from .aggregate import aggregate
+from .certificate import REASONS
+from .i18n import Translator
+from .junit import to_junit
+from .render import render_report
+
+SCHEMA_FILE = Path(__file__).resolve().parent / "report.schema.json"
+SHOWN_DIFFERENCES = 10
+
+
+class CannotVerify(Exception):
+    """The report cannot be checked at all (exit 2); the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    message: str
+
+    def __str__(self) -> str:
+        return f"{'PASS' if self.ok else 'FAIL'} {self.name}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """What the report is compared with: this suite's commit, whether its tree is modified, and
+    its spec files' digest."""
+
+    commit: str | None
+    dirty: bool | None
+    spec_sha256: str
+
+
+def this_checkout() -> Checkout:
+    state = checkout()
+    return Checkout(state["git_commit"], state["git_dirty"], spec.files_digest())
+
+
+def _first_difference(report: Any, derived: Any, path: str = "") -> str | None:
+    """Where two JSON values first differ, as 'path: report says X, the raw results give Y'."""
+    if isinstance(report, dict) and isinstance(derived, dict):
+        for key in [*report, *(k for k in derived if k not in report)]:
+            if key not in report or key not in derived:
+                side = "only the report has" if key in report else "the report lacks"
+                return f"{path}.{key}".lstrip(".") + f": {side} this entry"
+            found = _first_difference(report[key], derived[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(report, list) and isinstance(derived, list):
+        for index, (a, b) in enumerate(zip(report, derived, strict=False)):
+            found = _first_difference(a, b, f"{path}[{index}]")
+            if found:
+                return found
+        if len(report) != len(derived):
+            return f"{path.lstrip('.')}: the report lists {len(report)} entries, the raw results give {len(derived)}"
+        return None
+    if report != derived:
+        return f"{path.lstrip('.')}: the report says {json.dumps(report)[:80]}, the raw results give " \
+               f"{json.dumps(derived)[:80]}"
+    return None
+
+
+def _schema(document: dict) -> Check:
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(document))
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "(top)"
+        return Check("schema", False, f"report.json breaks its schema at {where}: {error.message[:160]}")
+    return Check("schema", True, "report.json validates against report.schema.json")
+
+
+def _results(document: dict, raw: RawRun) -> Check:
+    claimed = document["certificate"]["results_digest"]
+    actual = results_digest(raw.results)
+    if claimed != actual:
+        return Check("results", False, f"the certificate's results digest {claimed[:16]}… is not that of the raw "
+                                       f"results ({actual[:16]}…): the report or the raw results were changed")
+    return Check("results", True, f"results digest {actual[:16]}… matches the {len(raw.results)} raw results")
+
+
+def _derived(document: dict, raw: RawRun) -> Check:
+    derived = json.loads(json.dumps(aggregate(raw)))
+    derived["generated"] = document.get("generated")
+    difference = _first_difference(document, derived)
+    if difference:
+        return Check("derived", False, f"the report does not follow from its raw results: {difference}")
+    return Check("derived", True, "verdicts, counts and failures follow from the raw results by the verdict rule")
+
+
+def _checkout(document: dict, here: Checkout) -> Check:
+    certificate = document["certificate"]
+    commit = certificate["suite_commit"]
+    if certificate["spec_sha256"] != here.spec_sha256:
+        fix = f"check out commit {commit} and verify again" if commit else "use the spec files the run used"
+        return Check("checkout", False, f"the spec files differ from the run's (digest {here.spec_sha256[:16]}… here, "
+                                        f"{str(certificate['spec_sha256'])[:16]}… in the report); {fix}")
+    if commit is None:
+        return Check("checkout", False, "the report names no suite commit, so this checkout cannot be matched to it")
+    if commit != here.commit:
+        return Check("checkout", False, f"the report was made at commit {commit}, this checkout is at {here.commit}; "
+                                        f"run `git checkout {commit}` and verify again")
+    if here.dirty is not False:
+        return Check("checkout", False, "this checkout has uncommitted changes; verify from a clean checkout of "
+                                        f"commit {commit}")
+    return Check("checkout", True, f"spec files and suite commit {commit[:12]} match this checkout")
+
+
+class _Verdicts(HTMLParser):
+    """The verdicts an HTML report shows: its data-version / data-verdict attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[int, str] = {}
+        self.lang = "en"
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "html" and values.get("lang"):
+            self.lang = str(values["lang"])
+        if tag == "div" and values.get("data-version") and values.get("data-verdict"):
+            self.found[int(str(values["data-version"]))] = str(values["data-verdict"])
+
+
+def _documents(document: dict, folder: Path) -> Check:
+    html_path, junit_path = folder / "report.html", folder / "junit.xml"
+    if not html_path.is_file():
+        return Check("documents", False, f"no report.html in {folder}")
+    html = html_path.read_text(encoding="utf-8", errors="replace")
+    shown = _Verdicts()
+    shown.feed(html)
+    stated = {v["version"]: v["verdict"] for v in document["versions"]}
+    if shown.found != stated:
+        differing = [f"ArgMin-{n}: HTML {shown.found.get(n)}, JSON {stated.get(n)}"
+                     for n in sorted(shown.found.keys() | stated.keys()) if shown.found.get(n) != stated.get(n)]
+        return Check("documents", False, "report.html shows other verdicts than report.json: " + "; ".join(differing))
+    lang = shown.lang if shown.lang in ("en", "zh-TW") else "en"
+    try:
+        rendered, junit = render_report(document, lang), to_junit(document)
+    except (jinja2.TemplateError, LookupError, TypeError, ValueError) as exc:
+        return Check("documents", False, f"report.json cannot be rendered ({type(exc).__name__}: {exc}): it was edited")
+    if html != rendered:
+        pairs = zip(html.splitlines(), rendered.splitlines(), strict=False)
+        line = next((i for i, (a, b) in enumerate(pairs, start=1) if a != b), None)
+        return Check("documents", False, f"report.html is not report.json rendered (first difference at line {line})")
+    if junit_path.is_file() and junit_path.read_bytes() != junit:
+        return Check("documents", False, "junit.xml is not report.json rendered")
+    return Check("documents", True, "report.html and junit.xml are report.json rendered; the HTML shows its verdicts")
+
+
+def _certificate(document: dict) -> Check:
+    certificate = document["certificate"]
+    if certificate["status"] == "certificate" and not certificate["reasons"]:
+        return Check("certificate", True, "a complete certify run from a clean, committed checkout of the suite")
+    english = Translator("en")
+    what = english("not-certificate", what=english.label("run-", certificate["profile"]))
+    why = " ".join(english(f"why-{r}") for r in certificate["reasons"] if r in REASONS)
+    return Check("certificate", False, f"{what}: {why}".rstrip(": "))
+
+
+def rerun_command(document: dict, report_dir: Path) -> list[str]:
+    """``python -m suites`` with the recorded implementation, profile, seed and claims."""
+    certificate = document["certificate"]
+    command = [sys.executable, "-m", "suites", "--impl", certificate["implementation"],
+               "--profile", certificate["profile"], "--versions", ",".join(map(str, certificate["versions"])),
+               "--timeout", f"{certificate['timeout_s']:g}", "--isolation", certificate["isolation"],
+               "--report-dir", str(report_dir)]
+    if certificate["seed"] is not None:
+        command += ["--seed", str(certificate["seed"])]
+    if certificate["types"] is not None:
+        command += ["--dtypes", ",".join(certificate["types"])]
+    return command
+
+
+def _answers(raw: RawRun) -> dict[tuple, tuple[str, str]]:
+    return {(r.version, r.suite, r.type_name, r.input_digest): (r.outcome, r.answer_digest) for r in raw.results}
+
+
+def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Check:
+    """The rerun's results (kept in ``where``) against the report's: the same digest, or the
+    cases whose outcome or answer differs."""
+    before, after = results_digest(raw.results), results_digest(again.results)
+    if before == after:
+        return Check("rerun", True, f"a new run gives the same results digest {after[:16]}… "
+                                    f"({len(again.results)} cases)")
+    old, new = _answers(raw), _answers(again)
+    differing = sorted(key for key in old.keys() & new.keys() if old[key] != new[key])
+    lines = []
+    for key in differing[:SHOWN_DIFFERENCES]:
+        version, suite, type_name, digest = key
+        answer = "the same answer" if old[key][1] == new[key][1] else "another answer"
+        lines.append(f"ArgMin-{version} {suite} {type_name} input {digest}: {old[key][0]} -> {new[key][0]} ({answer})")
+    recorded, version = document["certificate"]["implementation_version"], again.environment.get("version")
+    note = "" if version == recorded else f"; the rerun used version {version}, the report {recorded}"
+    summary = (f"the results differ: {len(differing)} case(s) answered differently, {len(old.keys() - new.keys())} "
+               f"only in the report, {len(new.keys() - old.keys())} only in the rerun (kept in {where}){note}")
+    return Check("rerun", False, "\n    ".join([summary, *lines]))
+
+
+def _rerun(document: dict, raw: RawRun) -> Check:
+    where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
+    done = subprocess.run(rerun_command(document, where), cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1) or not raw_path(where).exists():
+        shutil.rmtree(where, ignore_errors=True)
+        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+        raise CannotVerify(f"the rerun could not be carried out (exit status {done.returncode}): {last}")
+    check = rerun_check(document, raw, load(where), where)
+    if check.ok:
+        shutil.rmtree(where, ignore_errors=True)
+    return check
+
+
+def verify(path: Path, rerun: bool = False, here: Checkout | None = None) -> Iterator[Check]:
+    """The checks of one report (its folder or its report.json), in order."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    report = folder / "report.json" if path.is_dir() else path
+    try:
+        document = json.loads(report.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CannotVerify(f"{report}: cannot read the file ({exc.strerror}); name a report folder or its "
+                           f"report.json") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CannotVerify(f"{report}: not a JSON file ({exc}); name a report folder or its report.json") from None
+    if not isinstance(document, dict) or "certificate" not in document:
+        raise CannotVerify(f"{report}: not a report with a certificate block; name the report.json a run wrote")
+    schema = _schema(document)
+    yield schema
+    if not schema.ok:
+        return
+    raw_file = raw_path(folder)
+    if not raw_file.exists():
+        yield Check("results", False, f"no raw results ({raw_file.name}) next to the report: without them nothing "
+                                      f"in it can be checked")
+        return
+    raw = load(raw_file)
+    yield _results(document, raw)
+    yield _derived(document, raw)
+    yield _checkout(document, here or this_checkout())
+    yield _documents(document, folder)
+    yield _certificate(document)
+    if rerun:
+        yield _rerun(document, raw)

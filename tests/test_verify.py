@@ -1,0 +1,224 @@
+"""The certificate and ``python -m reports verify`` (``nox -s verify``): an untouched certify report
+passes every check; an edited verdict, count, failure, raw result or HTML, a changed spec file and
+a non-certify run are each caught by the check that names them; ``--rerun`` reproduces the
+results digest of a deterministic implementation."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spec
+from engine.options import run_info, validate
+from engine.run import run_all
+from generators import profiles
+from reports import write_reports
+from reports.__main__ import main
+from reports.verify import Checkout, rerun_check, verify
+from results import RawRun, load, save
+from results.digest import answer_digest, input_digest, results_digest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMIT = "c0ffee" + "0" * 34  # the checkout a test report claims, and the verifier is told it is on
+CLEAN = Checkout(COMMIT, False, spec.files_digest())
+ZOO = "zoo.correct:numpy_argmin"
+
+
+def _report(folder: Path, profile: str, **options: str) -> Path:
+    """An in-process run of a correct zoo entry at ArgMin-13 on float, written as a run writes it,
+    from a clean checkout at COMMIT (so only the run's own properties decide its certificate)."""
+    profiles.register()
+    settings = validate({"impl": ZOO, "profile": profile, "versions": "13", "dtypes": "float", "isolation": "none",
+                         **options})
+    session = run_all(settings)
+    environment = {"impl": ZOO, "module": "zoo.correct", "package": None, "version": None,
+                   "git_commit": COMMIT, "git_dirty": False, "spec_sha256": spec.files_digest()}
+    raw = RawRun(run_info(settings, 0.0), environment, session.results, session.census)
+    save(raw, folder)
+    write_reports(raw, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _report(tmp_path_factory.mktemp("quick"), "quick", seed="5")
+
+
+@pytest.fixture
+def copy(quick: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(quick, tmp_path / "report"))
+
+
+def _checks(folder: Path, here: Checkout = CLEAN) -> dict[str, object]:
+    return {check.name: check for check in verify(folder, here=here)}
+
+
+def _edit_json(folder: Path, edit) -> None:
+    path = folder / "report.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    edit(document)
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+
+
+def test_case_digests_tell_inputs_and_answers_apart() -> None:
+    array = np.array([1.0, 2.0], dtype=np.float32)
+    assert input_digest(array, {}) != input_digest(array, {"axis": 0})  # omitted differs from the default
+    assert input_digest(array, {}) != input_digest(array.astype(np.float64), {})
+    assert input_digest(array, {"axis": 0, "keepdims": 1}) == input_digest(array, {"keepdims": 1, "axis": 0})
+    ok = answer_digest("ok", np.array([0]), None)
+    assert ok != answer_digest("ok", np.array([1]), None) != answer_digest("ok", np.array([0], np.int32), None)
+    assert answer_digest("raised", None, "E at 0x7f3a2b1c4d50") == answer_digest("raised", None, "E at 0x55d1e2f3a4b0")
+    assert answer_digest("timeout", None, "no answer within 10 s") == answer_digest("timeout", None, "within 3 s")
+
+
+def test_every_case_carries_digests_and_the_run_digest_ignores_order(quick: Path) -> None:
+    raw = load(quick)
+    assert all(r.input_digest and r.answer_digest for r in raw.results)
+    assert results_digest(raw.results) == results_digest(list(reversed(raw.results)))
+    changed = [replace(raw.results[0], outcome="fail"), *raw.results[1:]]
+    assert results_digest(changed) != results_digest(raw.results)
+
+
+def test_an_untouched_certify_report_passes_every_check(tmp_path: Path, capsys, monkeypatch) -> None:
+    folder = _report(tmp_path, "certify")
+    document = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert document["certificate"]["status"] == "certificate" and document["certificate"]["reasons"] == []
+    checks = _checks(folder)
+    assert list(checks) == ["schema", "results", "derived", "checkout", "documents", "certificate"]
+    assert all(check.ok for check in checks.values()), [str(c) for c in checks.values()]
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert 'data-status="certificate"' in html and document["certificate"]["results_digest"] in html
+    monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
+    assert main(["verify", str(folder)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 6 and all(line.startswith("PASS ") for line in lines)
+
+
+def test_a_non_certify_run_is_caught_and_says_what_it_is(copy: Path) -> None:
+    checks = _checks(copy)
+    assert not checks["certificate"].ok
+    assert "Quick smoke run, not a certificate" in checks["certificate"].message
+    assert all(check.ok for name, check in checks.items() if name != "certificate")
+
+
+def test_an_edited_verdict_is_caught(copy: Path) -> None:
+    def edit(document: dict) -> None:
+        document["versions"][0]["verdict"] = "non-conformant"
+    _edit_json(copy, edit)
+    checks = _checks(copy)
+    assert not checks["derived"].ok and "versions[0].verdict" in checks["derived"].message
+    assert "ArgMin-13: HTML conformant, JSON non-conformant" in checks["documents"].message
+
+
+def test_an_edited_count_is_caught(copy: Path) -> None:
+    def edit(document: dict) -> None:
+        document["versions"][0]["counts"]["pass"] += 1
+    _edit_json(copy, edit)
+    message = _checks(copy)["derived"].message
+    assert "versions[0].counts.pass" in message
+
+
+def test_a_removed_failure_is_caught(tmp_path: Path) -> None:
+    folder = _report(tmp_path / "broken", "quick", seed="5", impl="zoo.broken_values:ties_last_always")
+    document = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert document["failures"], "the broken entry should have failed"
+    _edit_json(folder, lambda d: d["failures"].pop())
+    assert not _checks(folder)["derived"].ok
+
+
+def test_an_edited_raw_result_is_caught(copy: Path) -> None:
+    path = copy / "raw.json.gz"
+    raw = json.loads(gzip.decompress(path.read_bytes()))
+    raw["results"][0]["outcome"] = "fail"
+    path.write_bytes(gzip.compress(json.dumps(raw).encode()))
+    checks = _checks(copy)
+    assert not checks["results"].ok and "were changed" in checks["results"].message
+
+
+def test_an_edited_html_page_is_caught(copy: Path) -> None:
+    path = copy / "report.html"
+    html = path.read_text(encoding="utf-8")
+    path.write_text(html.replace('data-verdict="conformant"', 'data-verdict="non-conformant"'), encoding="utf-8")
+    assert "ArgMin-13: HTML non-conformant, JSON conformant" in _checks(copy)["documents"].message
+    path.write_text(html.replace("Seed", "Sead", 1), encoding="utf-8")
+    assert "report.html is not report.json rendered" in _checks(copy)["documents"].message
+
+
+def test_a_changed_spec_file_is_caught(copy: Path, tmp_path: Path) -> None:
+    changed = Path(shutil.copytree(ROOT / "spec", tmp_path / "spec", ignore=shutil.ignore_patterns("__pycache__")))
+    path = changed / "argmin-13.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("must be rejected", "may be rejected", 1),
+                    encoding="utf-8")
+    checks = _checks(copy, Checkout(COMMIT, False, spec.files_digest(changed)))
+    assert not checks["checkout"].ok and "spec files differ" in checks["checkout"].message
+    assert f"check out commit {COMMIT}" in checks["checkout"].message
+
+
+def test_another_commit_or_a_modified_checkout_is_named(copy: Path) -> None:
+    elsewhere = _checks(copy, Checkout("1" * 40, False, spec.files_digest()))["checkout"]
+    assert not elsewhere.ok and f"git checkout {COMMIT}" in elsewhere.message
+    modified = _checks(copy, Checkout(COMMIT, True, spec.files_digest()))["checkout"]
+    assert not modified.ok and "uncommitted changes" in modified.message
+
+
+def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
+    assert main(["verify", str(quick / "report.json")]) == 1  # quick: not a certificate
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 6 and lines[-1].startswith("FAIL certificate:")
+    assert main(["verify", str(tmp_path / "nothing-here")]) == 2
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    assert main(["verify", str(tmp_path / "bad.json")]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and all(line.startswith("error: ") for line in errors)
+
+
+def _verify_rerun(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "reports", "verify", str(folder), "--rerun"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_rerun_reproduces_the_digest_of_a_zoo_entry(quick: Path) -> None:
+    """The in-process run and a fresh `python -m suites` run with the recorded settings judge the
+    same inputs and get the same answers."""
+    done = _verify_rerun(quick)
+    assert "PASS rerun: a new run gives the same results digest" in done.stdout, done.stdout + done.stderr
+
+
+def test_rerun_lists_the_cases_whose_answers_differ(quick: Path, tmp_path: Path) -> None:
+    raw = load(quick)
+    document = json.loads((quick / "report.json").read_text(encoding="utf-8"))
+    again = load(quick)
+    again.results[3] = replace(again.results[3], answer_digest="0" * 16)  # as if it had answered otherwise
+    again.results.pop()
+    check = rerun_check(document, raw, again, tmp_path)
+    assert not check.ok
+    summary, detail = check.message.splitlines()[:2]
+    assert "1 case(s) answered differently, 1 only in the report, 0 only in the rerun" in summary
+    case = raw.results[3]
+    assert detail.strip() == (f"ArgMin-13 {case.suite} {case.type_name} input {case.input_digest}: "
+                              f"{case.outcome} -> {case.outcome} (another answer)")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("impl", "options", "status"), [
+    ("onnxruntime", ["--profile", "standard", "--seed", "11", "--dtypes", "float,int16"], 1),  # int16 is refused
+    (ZOO, ["--profile", "certify", "--dtypes", "float"], 0),
+], ids=["onnxruntime", "zoo-certify"])
+def test_rerun_reproduces_a_run_from_the_front_door(impl: str, options: list[str], status: int,
+                                                     tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, "-m", "suites", "--impl", impl, "--versions", "13", *options,
+                          "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert run.returncode == status, run.stdout[-3000:]
+    done = _verify_rerun(tmp_path)
+    assert "PASS rerun: a new run gives the same results digest" in done.stdout, done.stdout + done.stderr
+    for name in ("schema", "results", "derived", "documents"):
+        assert f"PASS {name}:" in done.stdout, done.stdout
