@@ -12,6 +12,8 @@ from typing import Any
 from results import RawRun
 from results.digest import results_digest
 
+from .i18n import Translator
+
 CERTIFY = "certify"
 # Why a run is not a certificate, in the order a reader should hear it (message keys "why-*").
 REASONS = ("profile", "incomplete", "no-commit", "modified-tree", "no-digests")
@@ -60,3 +62,13 @@ def certificate(raw: RawRun) -> dict[str, Any]:
         "cases": len(raw.results),
         "results_digest": results_digest(raw.results),
     }
+
+
+def certificate_line(block: dict[str, Any]) -> str:
+    """What the run is, in one English line: "Certificate: ..." or "Quick smoke run, not a
+    certificate: only the certify profile produces a certificate." (terminal, JUnit, verify)."""
+    english = Translator("en")
+    if block["status"] == "certificate":
+        return english("certificate")
+    why = " ".join(english(f"why-{reason}") for reason in block["reasons"])
+    return f"{english('not-certificate', what=english.label('run-', block['profile']))}: {why}"

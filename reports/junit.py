@@ -15,7 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from .aggregate import worst
-from .i18n import Translator
+from .certificate import certificate_line
 
 ERRORS = ("crash", "timeout", "error")
 FAILURES = ("fail", "missing-rejection", "unsupported")
@@ -49,10 +49,7 @@ def _failure_text(failures: list[dict]) -> str:
 def _properties(document: dict) -> list[tuple[str, str]]:
     """The certificate block as name/value pairs, lists joined, unknowns empty."""
     certificate = document["certificate"]
-    english = Translator("en")
-    status = english("certificate") if certificate["status"] == "certificate" else \
-        english("not-certificate", what=english.label("run-", certificate["profile"]))
-    pairs = [("certificate", status)]
+    pairs = [("certificate", certificate_line(certificate))]
     for key, value in certificate.items():
         if key == "status":
             continue

@@ -15,6 +15,7 @@ from results import RAW, RawRun
 from results.verdict import failing_clauses, judged, verdicts
 
 from . import write_reports
+from .certificate import certificate, certificate_line
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
@@ -48,6 +49,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
         why = f"; failing clauses {', '.join(clauses)}" if clauses else ""
         lines.append(f"  ArgMin-{version}: {verdict.upper()}{restriction} ({len(counted)} cases judged, "
                      f"{failed} not passed{why})")
+    lines.append(f"  {certificate_line(certificate(run))}")
     lines += [f"  {kind} report: {path}" for kind, path in paths.items()]
     return lines
 

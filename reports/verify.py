@@ -38,8 +38,7 @@ from results.digest import results_digest
 from results.environment import REPO, checkout
 
 from .aggregate import aggregate
-from .certificate import REASONS
-from .i18n import Translator
+from .certificate import certificate_line
 from .junit import to_junit
 from .render import render_report
 
@@ -192,10 +191,7 @@ def _certificate(document: dict) -> Check:
     certificate = document["certificate"]
     if certificate["status"] == "certificate" and not certificate["reasons"]:
         return Check("certificate", True, "a complete certify run from a clean, committed checkout of the suite")
-    english = Translator("en")
-    what = english("not-certificate", what=english.label("run-", certificate["profile"]))
-    why = " ".join(english(f"why-{r}") for r in certificate["reasons"] if r in REASONS)
-    return Check("certificate", False, f"{what}: {why}".rstrip(": "))
+    return Check("certificate", False, certificate_line(certificate))
 
 
 def rerun_command(document: dict, report_dir: Path) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from reports.__main__ import main
 from reports.render import render_report
 from tests.browser import CONTRAST, FLAGS, OVERFLOW, WORDS, chromium, measure
 from tests.report_fixtures.runs import failing_run, hostile_run, passing_run, refusing_run
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load(page: Path, profile: Path) -> tuple[str, list[str]]:
@@ -115,3 +118,20 @@ def test_the_word_probe_finds_english(tmp_path: Path) -> None:
     page = render_report(aggregate(failing_run()), "en")
     words = _latin_words(measure(page, 1400, WORDS, tmp_path)["text"])
     assert {"Failures", "conformant", "Clause"} <= words
+
+
+@pytest.mark.e2e
+def test_a_standard_run_against_onnxruntime_is_small_and_fits_a_phone(tmp_path: Path) -> None:
+    """The real thing: README's standard run. The page stays under 250 KB, the raw results under
+    2 MB, and neither width scrolls sideways."""
+    done = subprocess.run([sys.executable, "-m", "suites", "--profile", "standard", "--seed", "7", "--report-dir",
+                           str(tmp_path / "run")], cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]  # onnxruntime refuses some types
+    html = tmp_path / "run" / "report.html"
+    assert html.stat().st_size <= 250_000
+    assert (tmp_path / "run" / "raw.json.gz").stat().st_size <= 2_000_000
+    page = html.read_text(encoding="utf-8")
+    assert page.count('class="failure"') <= 3  # one card per root cause, not one per type and version
+    for width in (1400, 390):
+        found = measure(page, width, OVERFLOW, tmp_path / str(width))
+        assert found["scrollWidth"] <= found["width"], (width, found)
