@@ -19,6 +19,7 @@ the report cannot be checked at all."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -235,7 +236,11 @@ def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Chec
 
 def _rerun(document: dict, raw: RawRun) -> Check:
     where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
-    done = subprocess.run(rerun_command(document, where), cwd=REPO, capture_output=True, text=True, check=False)
+    # From the current folder, so that an implementation named by a relative path is found as
+    # the run found it; the suite itself is put on the import path.
+    paths = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(rerun_command(document, where), capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": paths})
     if done.returncode not in (0, 1) or not raw_path(where).exists():
         shutil.rmtree(where, ignore_errors=True)
         last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
