@@ -24,16 +24,20 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 _PROBE = """<!DOCTYPE html><html><head><meta charset="utf-8">
 <style>body {{ margin: 0 }} iframe {{ border: 0; display: block }}</style></head>
-<body><iframe id="page" width="{width}" height="{height}" srcdoc="{page}"></iframe><pre id="probe">pending</pre>
+<body>{frames}<pre id="probe">pending</pre>
 <script>
-const frame = document.getElementById("page");
-frame.addEventListener("load", () => {{
-  let result;
-  try {{ result = ({measure})(frame.contentDocument, frame.contentWindow); }}
-  catch (error) {{ result = {{error: String(error)}}; }}
-  document.getElementById("probe").textContent = JSON.stringify(result);
-}});
+const measure = {measure};
+const frames = [...document.querySelectorAll("iframe")];
+const results = {{}};
+frames.forEach((frame) => frame.addEventListener("load", () => {{
+  try {{ results[frame.name] = measure(frame.contentDocument, frame.contentWindow); }}
+  catch (error) {{ results[frame.name] = {{error: String(error)}}; }}
+  if (Object.keys(results).length === frames.length) {{
+    document.getElementById("probe").textContent = JSON.stringify(results);
+  }}
+}}));
 </script></body></html>"""
+_FRAME = '<iframe name="{name}" width="{width}" height="{height}" srcdoc="{page}"></iframe>'
 
 # Page overflow: the document's scroll width against its viewport, and, to say where it comes
 # from, the elements that stick out and are not inside a horizontally scrolling box.
@@ -113,19 +117,22 @@ def chromium() -> str:
     return found
 
 
-def measure(page: str, width: int, script: str, workdir: Path, height: int = 900) -> Any:
-    """Run ``script`` (a JavaScript function of the framed document and window) over ``page``
-    (HTML text) framed at ``width`` CSS pixels; its JSON result."""
+def measure(pages: dict[str, str], width: int, script: str, workdir: Path, height: int = 900) -> dict[str, Any]:
+    """Run ``script`` (a JavaScript function of a framed document and its window) over each of
+    ``pages`` (name -> HTML text), each framed at ``width`` CSS pixels, in one browser; the JSON
+    result per name."""
     workdir.mkdir(parents=True, exist_ok=True)
     probe = workdir / "probe.html"
-    probe.write_text(_PROBE.format(width=width, height=height, page=html.escape(page, quote=True), measure=script),
-                     encoding="utf-8")
+    frames = "".join(_FRAME.format(name=html.escape(name), width=width, height=height,
+                                   page=html.escape(page, quote=True)) for name, page in pages.items())
+    probe.write_text(_PROBE.format(frames=frames, measure=script), encoding="utf-8")
     command = [chromium(), *FLAGS, f"--user-data-dir={workdir / 'profile'}", f"--window-size={width + 40},{height}",
-               "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+               "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert done.returncode == 0, f"chromium failed ({done.returncode}): {done.stderr[-2000:]}"
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert found and found[1] != "pending", f"the probe did not run: {done.stdout[-2000:]}"
-    result = json.loads(html.unescape(found[1]))
-    assert "error" not in result, result["error"]
-    return result
+    results = json.loads(html.unescape(found[1]))
+    errors = {name: result["error"] for name, result in results.items() if "error" in result}
+    assert not errors, errors
+    return results
