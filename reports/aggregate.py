@@ -97,7 +97,7 @@ def _severity(outcome: str) -> int:
     return SEVERITY.index(outcome) if outcome in SEVERITY else 0
 
 
-def _causes(version: int, failures: list[dict]) -> list[dict]:
+def _causes(version: int, failures: list[dict], types: list[str]) -> list[dict]:
     """Why a version failed, root cause first: each failing clause with its outcome and the
     types it failed on ("C1: int16, uint16 refused"), each type linked to its failure."""
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -106,24 +106,27 @@ def _causes(version: int, failures: list[dict]) -> list[dict]:
             grouped[failure["clause"] or "", failure["outcome"]].append(failure)
     ordered = sorted(grouped.items(), key=lambda item: (clause_number(item[0][0]), _severity(item[0][1])))
     return [{"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
-             "types": [{"type": f["type"], "anchor": f["anchor"]} for f in items]}
+             "types": [{"type": f["type"], "anchor": f["anchor"]}
+                       for f in sorted(items, key=lambda f: types.index(f["type"]))]}
             for (clause, outcome), items in ordered]
 
 
-def _versions(raw: RawRun, versions: list[int], failures: list[dict]) -> list[dict]:
+def _versions(raw: RawRun, versions: list[int], failures: list[dict], types: list[str]) -> list[dict]:
+    """One entry per version: its verdict and why, counts, and its causes with ``types`` (the
+    matrix rows) as their order."""
     entries = []
     for version in versions:
         vspec = _spec(version)
-        types = list(vspec.type_names) if vspec else []
-        restriction = None if raw.info.type_names is None else [t for t in types if t in raw.info.type_names]
+        in_t = list(vspec.type_names) if vspec else []
+        restriction = None if raw.info.type_names is None else [t for t in in_t if t in raw.info.type_names]
         mine = [r for r in raw.results if r.version == version]
         counted = judged(mine, version)
         entries.append({
             "version": version, "verdict": verdict(raw.results, version),
-            "reason": reason(raw.results, version), "type_restriction": restriction, "types": types,
+            "reason": reason(raw.results, version), "type_restriction": restriction, "types": in_t,
             "cases": len(mine), "judged": len(counted), "not_passed": sum(r.outcome != "pass" for r in counted),
             "counts": counts(r.outcome for r in mine), "seconds": _seconds(mine),
-            "causes": _causes(version, failures),
+            "causes": _causes(version, failures, types),
         })
     return entries
 
@@ -449,7 +452,7 @@ def aggregate(raw: RawRun) -> dict:
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "run": _run(raw),
         "certificate": certificate(raw),
-        "versions": _versions(raw, versions, failures),
+        "versions": _versions(raw, versions, failures, types),
         "types": types,
         "clauses": _clauses(raw, versions, census_entries, failures),
         "matrix": _matrix(raw, versions, types, failures),
