@@ -27,15 +27,15 @@ _PROBE = """<!DOCTYPE html><html><head><meta charset="utf-8">
 <body>{frames}<pre id="probe">pending</pre>
 <script>
 const measure = {measure};
-const frames = [...document.querySelectorAll("iframe")];
-const results = {{}};
-frames.forEach((frame) => frame.addEventListener("load", () => {{
-  try {{ results[frame.name] = measure(frame.contentDocument, frame.contentWindow); }}
-  catch (error) {{ results[frame.name] = {{error: String(error)}}; }}
-  if (Object.keys(results).length === frames.length) {{
-    document.getElementById("probe").textContent = JSON.stringify(results);
+// The window's load event waits for every frame to load.
+window.addEventListener("load", () => {{
+  const results = {{}};
+  for (const frame of document.querySelectorAll("iframe")) {{
+    try {{ results[frame.name] = measure(frame.contentDocument, frame.contentWindow); }}
+    catch (error) {{ results[frame.name] = {{error: String(error)}}; }}
   }}
-}}));
+  document.getElementById("probe").textContent = JSON.stringify(results);
+}});
 </script></body></html>"""
 _FRAME = '<iframe name="{name}" width="{width}" height="{height}" srcdoc="{page}"></iframe>'
 
