@@ -5,7 +5,6 @@ after which the worker restarts and the run goes on."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
