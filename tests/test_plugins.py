@@ -96,6 +96,8 @@ def test_import_error_message_is_kept_on_one_line(tmp_path: Path) -> None:
 # --- describe and portable -----------------------------------------------------------------
 
 def test_describe_builtins() -> None:
+    for impl in ("onnxruntime", "onnx-reference", "backend:onnxruntime.backend"):
+        resolve(impl)  # describe reads what loading the implementation imported
     ort = describe("onnxruntime")
     assert (ort["module"], ort["version"]) == ("onnxruntime", onnxruntime.__version__)
     assert ort["package"] is not None and ort["package"].startswith("onnxruntime")
@@ -105,6 +107,8 @@ def test_describe_builtins() -> None:
 
 
 def test_describe_user_code(impls_on_path: None) -> None:
+    resolve(f"{GOOD}:argmin")
+    resolve("plugin_good:argmin")
     by_path = describe(f"{GOOD}:argmin")
     assert by_path["file"] == str(GOOD.resolve())
     assert (by_path["package"], by_path["version"]) == (None, None)
