@@ -1,16 +1,27 @@
-"""The ``nox -s bench`` driver: every speed figure of the project, measured in one run.
+"""The ``nox -s bench`` driver: every speed figure of the project, measured in one run, so the
+ratios compare things measured side by side on the same machine at the same time.
 
-Run from the checkout: ``python benchmarks/bench_all.py [--repeat N] [--skip-standard-run]``. Prints
-medians over the repetitions of: end-to-end checked cases per second through the engine (one
-property task per type of ArgMin-13, profile quick, in-process) for a numpy implementation and for
-onnxruntime, next to the plain ``hypothesis.extra.numpy.arrays`` baseline of bench_generation; the
-per-call overhead of process isolation; the wall time of one standard-profile run against
-onnxruntime (a single run: it takes minutes); and the oracle's cost on 10^7 elements (bench_oracle)."""
+Run from the checkout: ``python benchmarks/bench_all.py [--repeat N] [--skip-runs]``. Prints:
+
+1. checked cases per second, ArgMin-13, every type, a correct numpy implementation: the whole
+   suite (engine, judge, census, records) in-process and with process isolation, next to plain
+   ``hypothesis.extra.numpy.arrays`` property tests (bench_generation's baselines: the same
+   shapes as ours, and small shapes), as medians and ratios;
+2. what process isolation adds per judged case (the same tasks in both modes), and per single
+   call (engine.isolation.benchmark);
+3. (unless --skip-runs) the certify profile against onnxruntime, all versions, through the front
+   door: suite time (the run's own duration) and wall time; and a standard run without and with
+   ``-n 2``, its wall times, their ratio, and whether the verdicts agree;
+4. the oracle's cost on 10^7 elements (bench_oracle).
+
+Suite rates are wall time (a worker's time is not this process's CPU time); the baselines are
+CPU time. On a machine other work shares, run with --repeat 5 and read the medians."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import statistics
 import subprocess
 import sys
@@ -35,63 +46,85 @@ from engine.session import Nonconformance, Session  # noqa: E402
 from generators import profiles  # noqa: E402
 
 VERSION = 13
-IMPLS = {"numpy (zoo.correct:numpy_argmin)": "zoo.correct:numpy_argmin", "onnxruntime": "onnxruntime"}
+NUMPY = "zoo.correct:numpy_argmin"
 
 
-def harness_rate(impl: str) -> float:
-    """Judged cases per second over one property task per type of the version, end to end."""
+def suite_rate(isolation_mode: str, profile: str = "standard") -> tuple[int, float]:
+    """(cases judged, wall seconds) of one property task per type of the version, end to end;
+    worker start-up is left out (it is paid once per run, not per case)."""
     cases, seconds = 0, 0.0
     for name in spec.load(VERSION).type_names:
-        settings = validate({"impl": impl, "profile": "quick", "isolation": "none", "seed": "1",
+        settings = validate({"impl": NUMPY, "profile": profile, "isolation": isolation_mode, "seed": "1",
                              "versions": str(VERSION), "dtypes": name})
         session = Session(settings)
+        session.runner.load()
         start = time.perf_counter()
         with contextlib.suppress(Nonconformance):
             run_task(session, Task("property", VERSION, name), f"bench::{name}")
         seconds += time.perf_counter() - start
         session.close()
         cases += len(session.results)
-    return cases / seconds
+    return cases, seconds
 
 
-def standard_run_seconds() -> float:
+def front_door(*args: str) -> tuple[float, dict]:
+    """(wall seconds, report.json) of one ``python -m suites`` run against onnxruntime."""
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "suites", "--impl", "onnxruntime", "--profile", "standard",
-                        "--report-dir", out], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
-        return time.perf_counter() - start
+        subprocess.run([sys.executable, "-m", "suites", "--impl", "onnxruntime", "--seed", "7", "--report-dir", out,
+                        *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        wall = time.perf_counter() - start
+        return wall, json.loads((Path(out) / "report.json").read_text(encoding="utf-8"))
+
+
+def _verdicts(report: dict) -> list[tuple[int, str, int]]:
+    return [(v["version"], v["verdict"], v["judged"]) for v in report["versions"]]
+
+
+def runs() -> None:
+    wall, report = front_door("--profile", "certify")
+    print(f"certify against onnxruntime, all versions: {report['run']['cases_run']} cases, suite time "
+          f"{report['run']['duration_s']:.0f} s, wall {wall:.0f} s")
+    serial_wall, serial = front_door("--profile", "standard")
+    parallel_wall, parallel = front_door("--profile", "standard", "-n", "2")
+    same = "the same verdicts and case counts" if _verdicts(serial) == _verdicts(parallel) else \
+        f"DIFFERENT verdicts: {_verdicts(serial)} vs {_verdicts(parallel)}"
+    print(f"standard against onnxruntime: {serial_wall:.1f} s wall alone, {parallel_wall:.1f} s with -n 2 "
+          f"({serial_wall / parallel_wall:.2f}x), {same}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="repetitions; medians are printed (default 3)")
-    parser.add_argument("--skip-standard-run", action="store_true", help="skip the minutes-long standard run")
+    parser.add_argument("--skip-runs", action="store_true", help="skip the minutes-long certify and xdist runs")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1; use e.g. --repeat 3")
     warnings.filterwarnings("ignore", category=hypothesis.errors.HypothesisWarning)
     profiles.register()
     vspec = spec.load(VERSION)
-    rates: dict[str, list[float]] = {label: [] for label in (*IMPLS, "ours", "same")}
+    rates: dict[str, list[float]] = {key: [] for key in ("none", "process", "same", "small", "overhead")}
     for rep in range(args.repeat):
-        for label, impl in IMPLS.items():
-            rates[label].append(harness_rate(impl))
-        for kind in ("ours", "same"):
+        (cases, none_s), (process_cases, process_s) = suite_rate("none"), suite_rate("process")
+        rates["none"].append(cases / none_s)
+        rates["process"].append(process_cases / process_s)
+        rates["overhead"].append(process_s / process_cases - none_s / cases)
+        for kind in ("same", "small"):
             rates[kind].append(bench_generation.measure([vspec], kind, 100, rep))
-    medians = {label: statistics.median(values) for label, values in rates.items()}
-    print(f"checked cases per second, ArgMin-{VERSION}, all {len(vspec.type_names)} types, "
+    med = {key: statistics.median(values) for key, values in rates.items()}
+    print(f"checked cases per second, ArgMin-{VERSION}, all {len(vspec.type_names)} types, {NUMPY}, "
           f"median of {args.repeat}:")
-    for label in IMPLS:
-        print(f"  suite end to end, {label:32s} {medians[label]:8.0f}/s  "
-              f"({medians[label] / medians['same']:.1f}x the arrays() baseline)")
-    print(f"  generators + oracle, numpy in-process        {medians['ours']:8.0f}/s  "
-          f"({medians['ours'] / medians['same']:.1f}x the arrays() baseline)")
-    print(f"  hypothesis.extra.numpy.arrays baseline       {medians['same']:8.0f}/s  (same shapes)")
+    for key, label in (("none", "suite, in-process"), ("process", "suite, process isolation")):
+        print(f"  {label:28s} {med[key]:7.0f}/s  {med[key] / med['same']:5.1f}x arrays() same shapes, "
+              f"{med[key] / med['small']:5.1f}x arrays() small shapes")
+    print(f"  {'arrays(), same shapes':28s} {med['same']:7.0f}/s")
+    print(f"  {'arrays(), small shapes':28s} {med['small']:7.0f}/s")
     figures = isolation.benchmark()
-    print(f"process isolation, median per call: {figures['process_s'] * 1e6:.0f} us vs "
-          f"{figures['none_s'] * 1e6:.0f} us in-process; overhead {figures['overhead_s'] * 1e6:.0f} us per case")
-    if not args.skip_standard_run:
-        print(f"standard-profile run against onnxruntime (one run): {standard_run_seconds():.0f} s wall")
+    print(f"process isolation: {med['overhead'] * 1e6:.0f} us per judged case (batched round trips); "
+          f"{figures['overhead_s'] * 1e6:.0f} us per single call ({figures['process_s'] * 1e6:.0f} vs "
+          f"{figures['none_s'] * 1e6:.0f} us)")
+    if not args.skip_runs:
+        runs()
     print("oracle vs np.argmin:")
     return bench_oracle.main(["--dtypes", "float,int64", "--repeat", str(max(args.repeat, 3))])
 

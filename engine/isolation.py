@@ -15,6 +15,7 @@ timeout or a memory limit."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -23,7 +24,7 @@ import statistics
 import sys
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -48,6 +49,9 @@ def _resident(pid: int) -> int:
             return int(statm.read().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):
         return 0
+
+
+Call = tuple[np.ndarray, int, Mapping[str, int]]  # data, version, attributes
 
 
 @dataclass
@@ -190,24 +194,35 @@ class Runner:
         self._started += 1
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
+        return self.call_many([(data, version, attributes)])[0]
+
+    def call_many(self, calls: Sequence[Call]) -> list[Reply]:
+        """The replies to several calls, made in order. In a worker they travel as one request
+        and the replies come back one by one; after a crash or a timeout the calls left are
+        made in a fresh worker."""
         if self.isolation == "none":
             # A copy, as the worker gets: an implementation that writes into its input must not
             # change the caller's array in one mode and not in the other.
-            return Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes))
-        return self._call_worker(data, version, dict(attributes))
+            return [Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes))
+                    for data, version, attributes in calls]
+        replies: list[Reply] = []
+        while len(replies) < len(calls):
+            replies += self._call_worker(calls[len(replies):])
+        return replies
 
-    def _call_worker(self, data: np.ndarray, version: int, attributes: dict[str, int]) -> Reply:
+    def _call_worker(self, calls: Sequence[Call]) -> list[Reply]:
         try:
-            return self._exchange(data, version, attributes)
+            return self._exchange(calls)
         except BaseException:
-            # Ctrl-C (or anything else) mid-call leaves an answer in flight: never read it as the
-            # next call's answer. The worker ignores SIGINT, so end it here.
+            # Ctrl-C (or anything else) mid-call leaves answers in flight: never read them as the
+            # next calls' answers. The worker ignores SIGINT, so end it here.
             if self._worker is not None:
                 self._worker.kill()
                 self._worker = None
             raise
 
-    def _exchange(self, data: np.ndarray, version: int, attributes: dict[str, int]) -> Reply:
+    def _exchange(self, calls: Sequence[Call]) -> list[Reply]:
+        """Replies to a prefix of ``calls``: all of them, or up to the one that crashed or hung."""
         if self._worker is None:
             self._start()
         current = self._worker
@@ -218,14 +233,28 @@ class Runner:
             self.description = self.description or current.description
             if problem is not None:
                 self._worker = None
-                return Reply("crash", None, f"{problem} while loading the implementation", time.perf_counter() - start)
+                return [Reply("crash", None, f"{problem} while loading the implementation",
+                              time.perf_counter() - start)]
             start = time.perf_counter()
-        request = pickle.dumps((data, version, attributes), protocol=pickle.HIGHEST_PROTOCOL)
-        try:
+        request = pickle.dumps([(data, version, dict(attributes)) for data, version, attributes in calls],
+                               protocol=pickle.HIGHEST_PROTOCOL)
+        with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
+        replies = []
+        for _ in calls:
+            reply = self._reply(current, start)
+            replies.append(reply)
+            if reply.status in ("crash", "timeout"):
+                break
+            start = time.perf_counter()
+        return replies
+
+    def _reply(self, current: _Worker, start: float) -> Reply:
+        """The worker's reply to its next call, or what happened to the worker instead."""
+        try:
             first = min(self.timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
             waited = "answered" if current.conn.poll(first) else self._wait(current, first)
-        except OSError:  # the worker died before or while reading the request
+        except OSError:  # the worker is gone: reading says how
             waited = "answered"
         if waited != "answered":
             held = _resident(current.process.pid)

@@ -49,8 +49,7 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases)
     @hypothesis.given(cases=strategy)
     def test(cases: tuple[Case, ...]) -> None:
-        for case in cases:
-            session.check(case, task.suite)
+        session.check_all(cases, task.suite)
 
     if settings.seed is not None:
         # Each test gets its own seed derived from the run's, so the twelve types of a version

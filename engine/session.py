@@ -16,7 +16,7 @@ minimizing are not recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -27,7 +27,7 @@ from generators.twin import twin
 from results import CaseResult, CensusRecord
 from results.stream import Writer
 
-from .isolation import Reply, Runner
+from .isolation import Call, Reply, Runner
 from .judge import Failure, Judgement, judge
 from .minimize import minimize
 from .options import Settings
@@ -64,6 +64,7 @@ class _TestState:
     aside: set[Key] = field(default_factory=set)  # failures already reported
     current: tuple[Judgement, Failure] | None = None  # this search's failure: after shrinking, the smallest
     seen: dict[Key, dict[str, Judgement]] = field(default_factory=dict)  # failing inputs per failure key
+    prefetched: dict[str, list[Reply]] = field(default_factory=dict)  # input key -> answers asked ahead
     reported: list[str] = field(default_factory=list)  # one line per failure found, for pytest
     faults: int = 0
 
@@ -84,6 +85,7 @@ class Session:
         self.slowest_ok = 0.0
         self.state: _TestState | None = None
         self.test_id = ""
+        self._taken = (0, 0)  # how many results and census records take_new has handed out
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -92,17 +94,57 @@ class Session:
         return min(self.settings.timeout, max(1.0, 20 * self.slowest_ok))
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
+        return self.call_many([(data, version, attributes)])[0]
+
+    def call_many(self, calls: list[Call]) -> list[Reply]:
         self.runner.timeout = self._timeout()
-        reply = self.runner.call(data, version, attributes)
-        if reply.status == "timeout":
-            self.timeouts += 1
-        elif reply.status == "ok":
-            self.slowest_ok = max(self.slowest_ok, reply.seconds)
-        return reply
+        replies = self.runner.call_many(calls)
+        for reply in replies:
+            if reply.status == "timeout":
+                self.timeouts += 1
+            elif reply.status == "ok":
+                self.slowest_ok = max(self.slowest_ok, reply.seconds)
+        return replies
 
     # -- one test ----------------------------------------------------------------------------
     def begin(self, test_id: str) -> None:
         self.state, self.test_id = _TestState(), test_id
+
+    def check_all(self, cases: Sequence[Case], suite: str) -> None:
+        """Judge a batch of cases in order (see ``check``), asking the implementation about all
+        of them in one round trip first."""
+        self._prefetch(cases)
+        for case in cases:
+            self.check(case, suite)
+
+    def _prefetch(self, cases: Sequence[Case]) -> None:
+        """Ask the implementation, in one batch, what judging ``cases`` will ask: each new input;
+        right after it its twin (a state bug shows only when the twin follows its case); and a
+        census input a second time (the census checks the answer does not change)."""
+        state = self.state
+        if state.faults >= self._faults_allowed():
+            return
+        planned: list[Case] = []
+        for case in cases:
+            key = case.key()
+            if key in state.settled or key in state.prefetched:
+                continue
+            state.prefetched[key] = []
+            planned += [case, case] if case.intent == "undefined" else [case]
+            second = twin(case, key) if case.intent == "semantic" else None
+            if second is not None and second.key() not in state.settled:
+                state.prefetched.setdefault(second.key(), [])
+                planned.append(second)
+        if not planned:
+            return
+        for case, reply in zip(planned, self.call_many([(c.data, c.version, c.attributes) for c in planned]),
+                               strict=True):
+            state.prefetched[case.key()].append(reply)
+
+    def _asked(self, case: Case) -> Reply:
+        """The implementation's answer to ``case``: prefetched, or asked now."""
+        waiting = self.state.prefetched.get(case.key())
+        return waiting.pop(0) if waiting else self.call(case.data, case.version, case.attributes)
 
     def check(self, case: Case, suite: str) -> None:
         """Judge one case (and its twin); raise Nonconformance when it fails in a way not yet
@@ -140,12 +182,18 @@ class Session:
             return state.settled[key]
         if state.faults >= self._faults_allowed():
             return None
-        reply = self.call(case.data, case.version, case.attributes)
+        reply = self._asked(case)
         if reply.status in ("crash", "timeout"):
             state.faults += 1
             self.faults += 1
-        judgement = judge(spec.load(case.version), case, reply, suite,
-                          lambda data, attributes: self.call(data, case.version, attributes))
+
+        def again(data: np.ndarray, attributes: Mapping[str, int]) -> Reply:
+            """The judge asks once more: the same input again (prefetched for the census) or a variant."""
+            if data is case.data and attributes == case.attributes:
+                return self._asked(case)
+            return self.call(data, case.version, attributes)
+
+        judgement = judge(spec.load(case.version), case, reply, suite, again)
         judgement.result.test = self.test_id
         state.settled[key] = judgement
         searching = state.current is None
@@ -156,6 +204,12 @@ class Session:
 
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
+
+    def take_new(self) -> tuple[list[CaseResult], list[CensusRecord]]:
+        """The records made since the last call: what an xdist worker hands to its controller."""
+        results, census = self._taken
+        self._taken = (len(self.results), len(self.census))
+        return self.results[results:], self.census[census:]
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
         self.results.append(result)

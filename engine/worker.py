@@ -2,8 +2,10 @@
 
 ``call`` is shared by both isolation modes so that a verdict never depends on the mode: the
 same exceptions map to the same statuses. ``serve`` is the worker's main loop; it loads the
-implementation itself from the ``--impl`` string (functions are never pickled) and answers one
-pickled request per call over a multiprocessing connection.
+implementation itself from the ``--impl`` string (functions are never pickled) and answers
+pickled requests over a multiprocessing connection: each request is a batch of calls, made in
+order, with one reply sent as each call ends (so a crash or a hang is still pinned on its call,
+and one round trip serves a whole batch).
 
 Bounds. The output of ArgMin holds one int64 index per slice, so its size is known before the
 call: an answer far larger than that cannot be right and is judged on its shape alone
@@ -160,8 +162,8 @@ def _encode(outcome: Outcome) -> bytes:
 
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
-    is or why it did not load, then answer requests ``(data, version, attributes)`` until the
-    parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
+    is or why it did not load, then answer batches of calls ``[(data, version, attributes), ...]``
+    until the parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
     # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
     # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
     # have the case in flight recorded as a crash.
@@ -184,14 +186,14 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
             request = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        data, version, attributes = pickle.loads(request)
-        outcome = call(fn, data, version, attributes)
-        now = time.monotonic()
-        if memory_limit is not None and outcome[0] != "crash" and (
-                outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
-            checked, peak = now, _peak_resident()
-            if peak > memory_limit:
-                outcome = ("crash", None, out_of_memory(peak, memory_limit), outcome[3])
-        conn.send_bytes(_encode(outcome))
-        if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
-            return
+        for data, version, attributes in pickle.loads(request):  # a batch: one reply per call, as it ends
+            outcome = call(fn, data, version, attributes)
+            now = time.monotonic()
+            if memory_limit is not None and outcome[0] != "crash" and (
+                    outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
+                checked, peak = now, _peak_resident()
+                if peak > memory_limit:
+                    outcome = ("crash", None, out_of_memory(peak, memory_limit), outcome[3])
+            conn.send_bytes(_encode(outcome))
+            if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
+                return

@@ -33,11 +33,21 @@ class Case:
         return tensor_type.name if tensor_type else str(self.data.dtype)
 
     def key(self) -> str:
-        """A digest of the input (version, numpy dtype, shape, values, attributes set): equal inputs,
-        equal keys, whatever the tags."""
-        digest = hashlib.sha1(self.data.dtype.str.encode() + repr(self.data.shape).encode() + self.data.tobytes())
-        digest.update(repr(sorted(self.attributes.items())).encode() + str(self.version).encode())
-        return digest.hexdigest()
+        """A digest of the input (version, numpy dtype, shape, values, attributes set): equal keys,
+        equal inputs, whatever the tags. Computed once per case (a long input takes a while to
+        hash), or given by ``decoded_from``."""
+        cached = self.__dict__.get("_key")
+        if cached is None:
+            digest = hashlib.sha1(self.data.dtype.str.encode() + repr(self.data.shape).encode() + self.data.tobytes())
+            digest.update(repr(sorted(self.attributes.items())).encode() + str(self.version).encode())
+            cached = self.__dict__["_key"] = digest.hexdigest()
+        return cached
+
+    def decoded_from(self, origin: bytes) -> Case:
+        """This case, keyed by what it was made from (the bytes it was decoded from): the same
+        bytes always make the same input, and hashing them costs far less than hashing the input."""
+        self.__dict__["_key"] = hashlib.sha1(b"origin:" + origin).hexdigest()
+        return self
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(repr(self))  # Hypothesis' printer would otherwise spell out every field

@@ -65,7 +65,7 @@ def _case(vspec: VersionSpec, d: Draft, intent: str, extra: list[str]) -> Case:
     return Case(vspec.version, d.data, d.attributes, tuple(d.tags + extra), intent)
 
 
-BATCH = 4  # cases per Hypothesis example in the suites (see _decoded)
+BATCH = 8  # cases per Hypothesis example in the suites (see _decoded)
 
 
 def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st.SearchStrategy:
@@ -76,12 +76,15 @@ def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st
     draws of the same strategy onto each other to make duplicates, which would leave most cases
     of a batch equal. Shrinking still works case by case: the shrinker lowers bytes, those of the
     cases that pass fall to zero (the simplest input) and the failing piece shrinks as if alone."""
+    def decode(raw: bytes) -> Case:
+        return build(raw).decoded_from(raw)
+
     if batch is None:
-        return st.binary(min_size=size, max_size=size).map(build)
+        return st.binary(min_size=size, max_size=size).map(decode)
     if batch < 1:
         raise ValueError(f"batch={batch}: a batch holds at least one case")
     return st.binary(min_size=size * batch, max_size=size * batch).map(
-        lambda raw: Batch(build(raw[start:start + size]) for start in range(0, size * batch, size)))
+        lambda raw: Batch(decode(raw[start:start + size]) for start in range(0, size * batch, size)))
 
 
 def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = None) -> st.SearchStrategy:

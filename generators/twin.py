@@ -27,4 +27,4 @@ def twin(case: Case, key: str) -> Case | None:
         return None  # the twin would be the case itself
     data = case.data.copy()
     data.flat[-1] = lowest
-    return Case(case.version, data, case.attributes, (*case.tags, TAG), case.intent)
+    return Case(case.version, data, case.attributes, (*case.tags, TAG), case.intent).decoded_from(key.encode())

@@ -56,8 +56,12 @@ class Writer:
         self._file: IO[str] | None = path.open("a", encoding="utf-8")
 
     def _write(self, kind: str, record: Any) -> None:
-        if self._file is not None:
-            self._file.write(json.dumps({"kind": kind, "record": to_json(record)}, ensure_ascii=False) + "\n")
+        self.lines(_line(kind, record))
+
+    def lines(self, text: str) -> None:
+        """Records already written as stream lines (see ``encode``): an xdist worker's, for one test."""
+        if self._file is not None and text:
+            self._file.write(text)
             self._file.flush()
 
     def result(self, result: CaseResult) -> None:
@@ -74,6 +78,16 @@ class Writer:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _line(kind: str, record: Any) -> str:
+    return json.dumps({"kind": kind, "record": to_json(record)}, ensure_ascii=False) + "\n"
+
+
+def encode(results: list[CaseResult], census: list[CensusRecord]) -> str:
+    """Records as stream lines, for a process that hands them to the one writing the stream."""
+    return "".join(_line(kind, record) for kind, records in (("result", results), ("census", census))
+                   for record in records)
 
 
 def start(report_dir: Path, info: RunInfo, environment: dict[str, Any]) -> IO[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -110,14 +111,18 @@ class VersionSpec:
                 return clause
         raise KeyError(f"ArgMin-{self.version} has no clause {clause_id}")
 
+    @cached_property
+    def _by_check(self) -> dict[str, Clause]:
+        return {clause.check: clause for clause in self.clauses if clause.check}
+
     def clause_for_check(self, check: str) -> Clause:
-        for clause in self.clauses:
-            if clause.check == check:
-                return clause
-        raise KeyError(f"ArgMin-{self.version} has no clause with check {check!r}")
+        try:
+            return self._by_check[check]
+        except KeyError:
+            raise KeyError(f"ArgMin-{self.version} has no clause with check {check!r}") from None
 
     def has_check(self, check: str) -> bool:
-        return any(clause.check == check for clause in self.clauses)
+        return check in self._by_check
 
     def of_kind(self, kind: str) -> tuple[Clause, ...]:
         return tuple(c for c in self.clauses if c.kind == kind)

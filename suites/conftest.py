@@ -29,6 +29,7 @@ from results import hooks, save, stream
 from results.environment import collect
 
 _STATE = pytest.StashKey[dict]()
+RECORDS = "argmin-records"  # a test report's user property: the records an xdist worker made in that test
 _INTERNAL: list[str] = []  # tests that failed inside the suite rather than the implementation
 _INTERRUPTS: list[str] = []  # what interrupted the run (Ctrl-C, SIGTERM), first first
 
@@ -102,8 +103,28 @@ def pytest_configure(config: pytest.Config) -> None:
         config.hook.pytest_argmin_run_recovered(run=run, report_dir=folder, config=config)
     if _distributed(config):
         runner.close()  # the tests run in xdist workers, each with its own
+        config.pluginmanager.register(_Collector(stream.Writer(settings.report_dir, "main")), "argmin-collector")
     else:
         state["runner"] = runner
+
+
+class _Collector:
+    """In a pytest-xdist controller: writes the records each worker sends with its test reports
+    into the run's stream (so workers on other machines, ``--tx ssh=...``, need no shared disk)."""
+
+    def __init__(self, writer: stream.Writer) -> None:
+        self.writer = writer
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == RECORDS:
+                self.writer.lines(value)
+        # consumed here: a --junitxml file need not carry them
+        report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORDS]
+
+    def pytest_sessionfinish(self) -> None:
+        self.writer.close()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -128,7 +149,8 @@ def conformance(request: pytest.FixtureRequest) -> Session:
     config = request.config
     state = config.stash[_STATE]
     settings = state["settings"]
-    writer = stream.Writer(settings.report_dir, _xdist_worker(config) or "main")
+    # An xdist worker hands its records to the controller with each test's report instead.
+    writer = None if _xdist_worker(config) else stream.Writer(settings.report_dir, "main")
     state["session"] = Session(settings, state["runner"], writer)
     yield state["session"]
     state["session"].close()
@@ -141,6 +163,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if call.excinfo is not None and not call.excinfo.errisinstance((Nonconformance, pytest.skip.Exception)):
         report.user_properties.append(("internal-error", call.excinfo.exconly().splitlines()[0]))
+    session = item.config.stash[_STATE]["session"]
+    if call.when == "call" and session is not None and _xdist_worker(item.config) is not None:
+        records = stream.encode(*session.take_new())
+        if records:
+            report.user_properties.append((RECORDS, records))
     return report
 
 

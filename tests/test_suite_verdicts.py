@@ -81,13 +81,14 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
     batches): the implementation is asked each distinct input once per test (census inputs
     twice: the second ask checks the answer is the same), and every answer is recorded once."""
     asked: Counter = Counter()
-    call = Session.call
+    call_many = Session.call_many
 
-    def counting(self: Session, data, version, attributes):
-        asked[self.test_id, Case(version, data, attributes).key()] += 1
-        return call(self, data, version, attributes)
+    def counting(self: Session, calls):
+        for data, version, attributes in calls:
+            asked[self.test_id, Case(version, data, attributes).key()] += 1
+        return call_many(self, calls)
 
-    monkeypatch.setattr(Session, "call", counting)
+    monkeypatch.setattr(Session, "call_many", counting)
     _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float,int8")
     census = {key for key in asked if key[0].startswith("census::")}
     assert census and all(asked[key] == 2 for key in census), "a census input was not asked exactly twice"
