@@ -1,8 +1,10 @@
 """Fault isolation: call the implementation under test so that its crashes and hangs become
 results instead of ending the run.
 
-In ``process`` mode every call goes to a worker process over a multiprocessing pipe (pickled
-numpy arrays, protocol 5). A call that takes longer than ``timeout`` kills the worker (status
+In ``process`` mode calls go to a worker process over a multiprocessing pipe, a batch of calls
+per round trip (replies come back one by one, so a crash or a hang is pinned on its call); large
+inputs travel through memory the two processes share (``_Arena``), small ones pickled in the
+request. A call that takes longer than ``timeout`` kills the worker (status
 ``timeout``); a worker that dies mid-call (``os._exit``, abort, segfault) gives ``crash`` with
 its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import mmap
 import multiprocessing
 import os
 import pickle
 import signal
 import statistics
 import sys
+import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -88,13 +92,57 @@ def _death(exitcode: int | None) -> str:
     return f"the worker process exited with code {exitcode}"
 
 
+class _Arena:
+    """Memory shared with one worker for large inputs: a file in /dev/shm (the temporary folder
+    where there is none) that both processes map. Its name is removed as soon as the worker has
+    mapped it, so nothing is left behind however either process ends."""
+
+    SIZE = 32 << 20
+
+    def __init__(self) -> None:
+        shm = "/dev/shm"
+        descriptor, self.path = tempfile.mkstemp(prefix="argmin-arena-", dir=shm if os.path.isdir(shm) else None)
+        try:
+            os.ftruncate(descriptor, self.SIZE)
+            self.memory = mmap.mmap(descriptor, self.SIZE)
+        finally:
+            os.close(descriptor)
+        self.view = np.frombuffer(self.memory, np.uint8)
+
+    def unlink(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    def close(self) -> None:
+        self.unlink()
+        self.view = None
+        with contextlib.suppress(BufferError, ValueError):
+            self.memory.close()
+
+    def pack(self, calls: Sequence[Call]) -> list[tuple]:
+        """The calls as sent: large inputs copied into the arena (their place, dtype and shape
+        sent instead), the rest as they are, until the arena is full."""
+        packed, offset = [], 0
+        for data, version, attributes in calls:
+            size = data.nbytes
+            if size >= worker.SHARED_MIN_BYTES and offset + size <= self.SIZE:
+                self.view[offset:offset + size] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+                packed.append(((offset, data.dtype, data.shape), version, dict(attributes)))
+                offset += -(-size // 64) * 64  # aligned for any dtype
+            else:
+                packed.append((data, version, dict(attributes)))
+        return packed
+
+
 class _Worker:
-    """One worker process and the parent's end of its pipe."""
+    """One worker process, the parent's end of its pipe and the memory they share."""
 
     def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None) -> None:
         context = _context()
         self.conn, child = context.Pipe(duplex=True)
-        self.process = context.Process(target=worker.serve, args=(child, impl, path, cwd, memory_limit),
+        self.arena = _Arena()
+        self.process = context.Process(target=worker.serve,
+                                       args=(child, impl, path, cwd, memory_limit, self.arena.path),
                                        name="argmin-impl-worker", daemon=False)
         self.process.start()
         child.close()  # so that the worker's death reads as EOF here
@@ -104,13 +152,16 @@ class _Worker:
     def wait_ready(self) -> str | None:
         """None when the implementation loaded, else why not. A load error (a bad --impl, a
         module that does not import) is a UsageError, as it would be in-process."""
-        if not self.conn.poll(_STARTUP_SECONDS):
-            self.kill()
-            return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
         try:
-            kind, payload = pickle.loads(self.conn.recv_bytes())
-        except (EOFError, OSError):
-            return _death(self.stop())
+            if not self.conn.poll(_STARTUP_SECONDS):
+                self.kill()
+                return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
+            try:
+                kind, payload = pickle.loads(self.conn.recv_bytes())
+            except (EOFError, OSError):
+                return _death(self.stop())
+        finally:
+            self.arena.unlink()  # mapped by now, or never to be
         if kind == "error":
             self.stop()
             raise UsageError(payload)
@@ -124,12 +175,14 @@ class _Worker:
         if self.process.exitcode is None:
             self.process.kill()
             self.process.join()
+        self.arena.close()
         return self.process.exitcode
 
     def kill(self) -> None:
         self.process.kill()
         self.process.join()
         self.conn.close()
+        self.arena.close()
 
 
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()
@@ -236,8 +289,7 @@ class Runner:
                 return [Reply("crash", None, f"{problem} while loading the implementation",
                               time.perf_counter() - start)]
             start = time.perf_counter()
-        request = pickle.dumps([(data, version, dict(attributes)) for data, version, attributes in calls],
-                               protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps(current.arena.pack(calls), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
         replies = []

@@ -19,6 +19,7 @@ parent also watches a call in progress and kills a worker that passes the limit)
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import pickle
 import signal
@@ -160,7 +161,23 @@ def _encode(outcome: Outcome) -> bytes:
     return encoded
 
 
-def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None) -> None:
+# Inputs at least this large travel through a memory area the worker shares with the process that
+# owns the run (see isolation._Arena), instead of through the pipe: a pipe holds 64 KiB, so a
+# large input would cost a dozen wake-ups of both processes, and pickling copies it twice.
+SHARED_MIN_BYTES = 32 << 10
+
+
+def _shared(arena: mmap.mmap | None, item: Any) -> Any:
+    """A call's input: the array sent in the request, or a private copy of one in the arena."""
+    if arena is not None and isinstance(item, tuple):
+        offset, dtype, shape = item
+        count = math.prod(shape)
+        return np.frombuffer(arena, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
+    return item
+
+
+def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
+          arena_path: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of calls ``[(data, version, attributes), ...]``
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
@@ -179,6 +196,10 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     except UsageError as exc:
         conn.send_bytes(pickle.dumps(("error", str(exc))))
         return
+    arena = None
+    if arena_path is not None:
+        with open(arena_path, "r+b") as file:
+            arena = mmap.mmap(file.fileno(), 0)
     conn.send_bytes(pickle.dumps(("ready", description)))
     checked = time.monotonic()
     while True:
@@ -187,7 +208,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         except (EOFError, OSError):
             return
         for data, version, attributes in pickle.loads(request):  # a batch: one reply per call, as it ends
-            outcome = call(fn, data, version, attributes)
+            outcome = call(fn, _shared(arena, data), version, attributes)
             now = time.monotonic()
             if memory_limit is not None and outcome[0] != "crash" and (
                     outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
