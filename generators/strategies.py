@@ -25,7 +25,8 @@ heatmap from these keys, so they are stable:
   ``special:precision-<bits>`` (integers that differ only below the precision of a same-width
   float, e.g. precision-64 for int64/uint64 next to float64)
 - rejection cases: ``reject:axis|rank-0|type|attribute`` and ``clause:<id>``; ``type:`` names
-  the type outside T, ``rank:0`` the rank-0 input, ``<attribute>:<value>`` the undeclared one
+  the type outside T, ``rank:0`` the rank-0 input, ``undeclared:elsewhere|near-miss|random`` where
+  the undeclared attribute's name came from (another version's, a misspelt one, any identifier)
 - undefined cases: ``topic:<clause id>``; NaN cases add ``nan-position:first|middle|last|all``
   (and drop ``ties:``); empty ones carry ``axis-length:0`` or ``zero-size:yes``"""
 
@@ -38,7 +39,7 @@ from hypothesis import strategies as st
 
 from spec import Clause, SpecError, TensorType, VersionSpec, outside_types
 
-from .attributes import declared_anywhere
+from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
 from .case import Batch, Case
 from .choices import Choices, weighted
@@ -121,11 +122,10 @@ def _outside_type(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     return ["reject:type", f"type:{outside.name}"]
 
 
-def _undeclared(clause: Clause, d: Draft, c: Choices) -> list[str]:
-    name = c.pick(clause.when["undeclared_attribute"])
-    declaration = declared_anywhere(name)
-    d.attributes[name] = c.pick(declaration.values or (declaration.default,))
-    return ["reject:attribute", f"{name}:{d.attributes[name]}"]
+def _undeclared(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
+    name, value, source = undeclared_attribute(vspec, c)
+    d.attributes[name] = value
+    return ["reject:attribute", f"undeclared:{source}"]
 
 
 def _reject(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
@@ -136,7 +136,7 @@ def _reject(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[st
         return ["reject:rank-0", *_rank_zero(vspec, d, c)]
     if condition == "dtype_outside":
         return _outside_type(vspec, d, c)
-    return _undeclared(clause, d, c)
+    return _undeclared(vspec, d, c)
 
 
 REJECTION_CONDITIONS = ("axis_outside_range", "axis_above_range", "axis_below_range", "rank", "dtype_outside",

@@ -133,7 +133,7 @@ def _matches(vspec: VersionSpec, clause: Clause, data: np.ndarray, attrs: Mappin
         tensor_type = type_of(data.dtype)
         return tensor_type is None or tensor_type.name not in vspec.type_constraints[value]
     if condition == "undeclared_attribute":
-        return any(name in attrs and name not in vspec.attributes for name in value)
+        return any(name not in vspec.attributes for name in attrs)
     if condition == "rank":
         return rank == value
     if condition == "contains_nan":

@@ -161,6 +161,8 @@ FAMILIES = [
     ("keepdims-2", VERSIONS, np.ones(3, F32), {"keepdims": 2}, "undefined", "C17"),
     ("select-last-index-2", (12, 13), np.ones(3, F32), {"select_last_index": 2}, "undefined", "C18"),
     ("select-last-index-before-12", (1, 11), np.ones(3, F32), {"select_last_index": 0}, "rejection", "C13"),
+    ("any-undeclared-name", VERSIONS, np.ones(3, F32), {"keep_dims": 1}, "rejection", "C13"),
+    ("undeclared-beside-declared", VERSIONS, np.ones(3, F32), {"axis": 0, "zq": -7}, "rejection", "C13"),
     ("negative-axis-v1", (1,), np.ones((2, 3), F32), {"axis": -1}, "undefined", "C19"),
     ("rank-0-v1", (1,), np.array(1.0, F32), {}, "undefined", "C20"),
     ("rank-0", (11, 12, 13), np.array(1.0, F32), {}, "rejection", "C11"),

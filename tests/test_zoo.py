@@ -262,7 +262,7 @@ def rejection_inputs(version: int) -> list[tuple[np.ndarray, dict[str, int]]]:
     return [
         *((np.zeros((2, 3), t.dtype), {}) for t in spec.outside_types(vspec)),
         (matrix, {"axis": high + 1}), (matrix, {"axis": low - 1}), (np.array(1.0, np.float32), {}),
-        *((matrix, {name: 0}) for name in undeclared),
+        *((matrix, {name: 0}) for name in undeclared), (matrix, {"keep_dims": 1}),
     ]
 
 
