@@ -33,13 +33,17 @@ def _listed(vspec: VersionSpec) -> tuple[Attribute, ...]:
     return hit[1]
 
 
-def reduced_axis(vspec: VersionSpec, rank: int, choices: Choices) -> tuple[int, int | None, str]:
+def reduced_axis(vspec: VersionSpec, rank: int, choices: Choices,
+                 reducible: Sequence[int] | None = None) -> tuple[int, int | None, str]:
     """Two bytes: (the dimension reduced, the axis attribute or None when omitted, the tag value).
-    Negative values are drawn only where the spec's range admits them at this rank."""
+    ``reducible``: the dimensions a shape family lets be reduced (default: all); an omitted
+    axis is drawn only where the default names one of them. Negative values are drawn only
+    where the spec's range admits them at this rank."""
     attribute = vspec.attributes["axis"]
     low, high = _bounds(attribute.range, rank)
-    form, index = choices.pick(AXIS_FORMS), choices.byte() * rank >> 8
-    if form == "omitted":
+    dims = range(rank) if reducible is None else reducible
+    form, index = choices.pick(AXIS_FORMS), dims[choices.byte() * len(dims) >> 8]
+    if form == "omitted" and attribute.default % rank in dims:
         return attribute.default % rank, None, "omitted"
     if form == "negative" and low <= index - rank:
         return index, index - rank, "negative"

@@ -15,6 +15,11 @@ heatmap from these keys, so they are stable:
   declares the attribute (values outside {0, 1} occur in the census only)
 - ``axis-length:0|1|short|long|very-long`` (short <= 256 < long <= 65,536 < very-long)
 - ``zero-size:yes|no`` (a zero-size dimension other than the reduced axis)
+- ``shape:plain|many-slices|wide-inner|batch-classes|middle-axis`` (the shape family, see shapes.py)
+- ``slices:0|1|2-512|513-8192|8193+`` (how many slices are reduced: the output's size)
+- ``inner-width:1|2-7|multiple-of-32|multiple-of-16|multiple-of-8|not-multiple-of-8`` (the
+  elements after the reduced axis, which a vectorised kernel walks in lanes: 1 when the last
+  axis is reduced)
 - ``family:ties|all-equal|mixed|extreme|top|signed-zero|subnormal|detour|far-apart`` (how the values
   were built)
 - ``ties:none|two|several|all-equal`` (how many minima the first slice holds, or all of it
@@ -43,6 +48,7 @@ from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
 from .case import Batch, Case
 from .choices import Choices, weighted
+from .shapes import PLAIN_ONLY, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
 OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside a range
@@ -110,7 +116,8 @@ def _rank_zero(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     d.attributes.pop("axis", None)
     if c.chance(50):
         d.attributes["axis"] = vspec.attributes["axis"].default
-    d.tags = [t for t in d.tags if not t.startswith(("rank:", "axis:", "axis-length:", "ties:"))]
+    d.tags = [t for t in d.tags
+              if not t.startswith(("rank:", "axis:", "axis-length:", "ties:", "slices:", "inner-width:"))]
     return ["rank:0", f"axis:{'positive' if 'axis' in d.attributes else 'omitted'}"]
 
 
@@ -164,7 +171,7 @@ def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
         extra = regions(raw)[3]
         clause = extra.pick(clauses)
         tensor_type = extra.pick(vspec.types)
-        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False)
+        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False, shapes=PLAIN_ONLY)
         tags = _reject(vspec, clause, d, extra)
         return _case(vspec, d, "rejection", [*tags, f"clause:{clause.id}"])
 
@@ -196,9 +203,9 @@ def _empty(d: Draft, c: Choices, reduced: bool) -> list[str]:
     else:
         shape[others[c.byte() * len(others) >> 8]] = 0
     d.data = np.resize(d.data, shape)
-    d.tags = [t for t in d.tags if not t.startswith(("axis-length:", "zero-size:", "ties:", "special:"))]
-    return [f"axis-length:{'0' if shape[d.axis] == 0 else 'short'}",
-            f"zero-size:{'yes' if any(s == 0 for i, s in enumerate(shape) if i != d.axis) else 'no'}"]
+    d.tags = [t for t in d.tags if not t.startswith(("axis-length:", "zero-size:", "slices:", "inner-width:", "ties:",
+                                                     "special:"))]
+    return shape_tags(tuple(shape), d.axis)
 
 
 def _outside_values(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
@@ -252,7 +259,7 @@ def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
         extra = regions(raw)[3]
         clause = extra.pick(menu)
         tensor_type = fixed or extra.pick(tuple(t for t in vspec.types if _applies(clause, t)))
-        d = draft(vspec, tensor_type, raw, zero_dims=False)
+        d = draft(vspec, tensor_type, raw, zero_dims=False, shapes=PLAIN_ONLY)
         tags = _census(vspec, clause, d, extra)
         return _case(vspec, d, "undefined", [*tags, f"topic:{clause.id}"])
 

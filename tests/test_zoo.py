@@ -83,7 +83,7 @@ def judge(fn: Callable, version: int, witness: Witness) -> tuple[str, ...] | Non
 GUIDE_CLASSES = {  # GUIDE section 3, each needing at least one broken entry
     "tie-breaking", "tie-breaking-tiled", "sentinel", "dtype-kernel-missing", "axis-length-1", "zero-size",
     "negative-axis", "keepdims", "defaults", "index-dtype", "index-range", "detour-float64", "detour-float16",
-    "flush-to-zero", "high-rank", "state",
+    "flush-to-zero", "high-rank", "state", "many-slices", "vector-tail",
 }
 
 
