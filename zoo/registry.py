@@ -73,7 +73,7 @@ _LONG_MIN[39999] = 0
 _CORRECT = tuple(
     _entry(fn, "none", {})
     for fn in (correct.numpy_argmin, correct.python_loop, correct.stable_sort, correct.blocked_two_level,
-               correct.integer_keys)
+               correct.integer_keys, correct.python_lists, correct.big_endian_indices)
 ) + tuple(_entry(fn, "census-only", {}) for fn in (correct.sticky_first_nan, correct.min_then_match,
                                                    correct.random_on_empty_axis)) + (
     _entry(faulty.abort_on_v1_negative_axis, "census-crash", {}),
