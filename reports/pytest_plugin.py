@@ -40,7 +40,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
     info = run.info
     restriction = f" (types restricted to {', '.join(info.type_names)})" if info.type_names else ""
     label = info.profile_label.get("en")
-    profile = f"{info.profile} profile" + (f", a {label}" if label else "")
+    profile = f"{info.profile} profile" + (f": {label}" if label else "")
     lines = [f"ArgMin conformance of {info.impl}, profile {info.profile}, seed {info.seed}:"]
     if info.profile_description.get("en"):
         lines.append(f"  {info.profile} = {info.profile_description['en']}")

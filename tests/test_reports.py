@@ -354,7 +354,7 @@ def test_clauses_carry_their_source_and_a_verdict_resting_on_inferred_clauses_sa
     lines = summary_lines(raw, {})
     assert lines[1].startswith("  quick = smoke test: the special-value floor, then 32 generated cases per test")
     v12, v13 = (next(line for line in lines if line.startswith(f"  ArgMin-{n}:")) for n in (12, 13))
-    assert "[quick profile, a smoke test]" in v12 and "[quick profile, a smoke test]" in v13
+    assert "[quick profile: smoke test]" in v12 and "[quick profile: smoke test]" in v13
     assert "failing clauses C11 (all inferred, not stated by the ONNX text" in v13 and "inferred" not in v12
     mixed = dataclasses.replace(raw, results=[*raw.results, dataclasses.replace(raw.results[-1], clause="C12")])
     assert not aggregate(mixed)["versions"][1]["inferred_only"], "C12 is stated: not only inferred"
