@@ -5,8 +5,9 @@ A random search over shapes and value families reaches each special value often,
 every seed: within the quick budget, a bug confined to one family of one type (bfloat16
 subnormals flushed to zero, float16's -0 ordered below +0) slipped through on a third of the
 seeds. The floor makes those families certain: each is a handful of rank-1 inputs whose minimum
-is not at index 0 (so a kernel that loses the value answers 0 and is caught), with the
-attributes omitted and, where the version declares select_last_index, set to 1 for ties.
+is not at index 0 (so a kernel that loses the value answers 0 and is caught; all-maximum slices
+aside, which catch sentinels instead), with the attributes omitted and, where the version
+declares select_last_index, also set to 1 for the ties.
 
 Families (the ``floor:*`` tag): ``signed-zero`` (+0 and -0 tied after a larger value, both
 orders), ``subnormal`` (the smallest and the largest subnormals beside their neighbours, and
