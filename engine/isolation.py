@@ -67,6 +67,7 @@ class Reply:
     value: np.ndarray | None  # np.asarray(return value) when status == 'ok'
     error: str | None  # 'ExceptionType: message', what happened to the worker, or the oversize answer's shape
     seconds: float
+    by_value: bool = False  # the answer was no numpy array or scalar: judged by its values
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -327,11 +328,11 @@ class Runner:
                 return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
                                             f"reply may take; the worker process was killed", elapsed)
             return Reply("crash", None, _death(current.stop()), elapsed)
-        status, value, error, seconds = pickle.loads(reply)
-        if status == "crash":  # out of memory or sys.exit: the worker has ended itself
+        outcome = Reply(*pickle.loads(reply))
+        if outcome.status == "crash":  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None
-        return Reply(status, value, error, seconds)
+        return outcome
 
     def _wait(self, current: _Worker, waited: float) -> str:
         """Go on waiting for the worker's reply after ``waited`` seconds: 'answered', 'timeout',

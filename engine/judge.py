@@ -13,7 +13,7 @@ from results import CaseResult, CensusRecord, Counterexample, Example
 from results.digest import answer_digest, input_digest
 from results.tensors import to_tensor
 from spec import VersionSpec
-from spec.oracle import Expectation, expect, verify, violations
+from spec.oracle import Expectation, expect, read, verify, violations
 
 from . import census
 from .isolation import Reply
@@ -87,7 +87,7 @@ def _exercised(vspec: VersionSpec, case: Case, expectation: Expectation, reply: 
         checks.append("output-shape")
     if reply.status == "ok":
         checks.append("output-dtype")
-        value = np.asarray(reply.value)
+        value, _ = read(reply.value, reply.by_value)
         if value.dtype.kind in "iu":
             checks.append("output-shape")
             reference = expectation.first if expectation.first is not None else expectation.last
@@ -125,7 +125,7 @@ def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> 
     def passes(attributes: Mapping[str, int]) -> bool:
         reply = call(case.data, attributes)
         return reply.status == "ok" and verify(vspec, expect(vspec, case.data, attributes), case.data,
-                                               reply.value) is None
+                                               reply.value, by_value=reply.by_value) is None
 
     explicit = {**vspec.effective(case.attributes), **case.attributes}
     if explicit != dict(case.attributes) and passes(explicit):
@@ -149,7 +149,7 @@ def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation,
             clause = vspec.clause_for_check("zero-size").id
         outcome = _ON_VALID[reply.status]
         return [Failure(clause, outcome, f"valid input answered with {reply.status}: {reply.error}")]
-    found = violations(vspec, expectation, case.data, reply.value)
+    found = violations(vspec, expectation, case.data, reply.value, by_value=reply.by_value)
     if not found:
         return []
     first, *rest = found
@@ -203,6 +203,15 @@ def _same(first: Reply, second: Reply) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+def _indices(reply: Reply) -> np.ndarray | None:
+    """The answer as native int64 where it holds int64 indices by the rule of ``spec.oracle.read``
+    (so the census reads a list or a big-endian answer as it reads any other), else as it came."""
+    if reply.status != "ok":
+        return reply.value
+    array, problem = read(reply.value, reply.by_value)
+    return array if problem is not None else array.astype(np.int64)
+
+
 def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
                     call: Call) -> list[CensusRecord]:
     """One record per undefined clause the input falls under. The input is asked a second time
@@ -211,7 +220,7 @@ def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, re
     deterministic = _same(reply, call(case.data, case.attributes)) if reply.status not in ("crash", "timeout") \
         else None
     return [_census(case, clause.id, reply,
-                    census.policies(vspec, clause, case.data, case.attributes, reply.status, reply.value),
+                    census.policies(vspec, clause, case.data, case.attributes, reply.status, _indices(reply)),
                     census.group(vspec, clause, case.data, case.attributes), deterministic)
             for clause in expectation.clauses]
 

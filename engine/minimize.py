@@ -6,7 +6,7 @@ still be shown through subnormals). Here the input itself is simplified, keeping
 only while the same clause still fails with the same problem:
 
 1. fewer elements on the other axes (one slice of each), then lower rank (drop them);
-2. a shorter reduced axis (chunks removed, halves first);
+2. a shorter reduced axis, then fewer slices on each other axis (chunks removed, halves first);
 3. a simpler set of values: the distinct values mapped, in order, onto simple ladders
    (0, 1, 2, ...; or 1 and its neighbours, where precision is the point);
 4. simpler values one element at a time: smaller magnitudes, normal numbers before
@@ -157,16 +157,18 @@ class _Search:
                 dim += 1
 
     # 2. the reduced axis -------------------------------------------------------------------
-    def shorten(self) -> None:
-        chunk = self.best.data.shape[self.reduced_axis()] // 2
+    def shorten(self, dim: int) -> None:
+        """Fewer elements along ``dim`` (the reduced axis, or another one when a bug needs many
+        slices): chunks removed, halves first."""
+        chunk = self.best.data.shape[dim] // 2
         while chunk >= 1 and self.left > 0:
             start = 0
-            while start < self.best.data.shape[self.reduced_axis()]:
-                axis, n = self.reduced_axis(), self.best.data.shape[self.reduced_axis()]
+            while start < self.best.data.shape[dim]:
+                n = self.best.data.shape[dim]
                 if n - chunk < 1:
                     break
                 kept = [i for i in range(n) if not start <= i < start + chunk]
-                if not self.attempt(np.take(self.best.data, kept, axis=axis)):
+                if not self.attempt(np.take(self.best.data, kept, axis=dim)):
                     start += chunk
             chunk //= 2
 
@@ -209,7 +211,10 @@ def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) ->
         if search.semantic:
             search.slice_other_axes()
             search.drop_axes()
-            search.shorten()
+            search.shorten(search.reduced_axis())
+            for dim in range(search.best.data.ndim):
+                if dim != search.reduced_axis():
+                    search.shorten(dim)
         if numeric:  # bool, complex and unknown types keep their values
             search.revalue()
             search.simplify_elements()

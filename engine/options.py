@@ -29,8 +29,8 @@ OPTIONS = (
                        "onnx-reference or backend:MODULE", "onnxruntime"),
     ("--versions", "LIST", "comma-separated ArgMin versions to test", None),
     ("--dtypes", "LIST", "comma-separated element types: restricts the claim to this subset of T", None),
-    ("--profile", "NAME", "cases per test: " + ", ".join(f"{name} ({n})" for name, n in profiles.CASES.items()),
-     "standard"),
+    ("--profile", "NAME", "generated cases per test, after the special-value floor: "
+     + ", ".join(f"{name} ({n}, {profiles.LABELS[name]['en']})" for name, n in profiles.CASES.items()), "standard"),
     ("--seed", "N", "Hypothesis seed (random when omitted; the report records it)", None),
     ("--report-dir", "DIR", "where the reports are written", str(DEFAULT_REPORT_DIR)),
     ("--timeout", "SECONDS", "time allowed for one call of the implementation", "10"),
@@ -143,4 +143,6 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    started=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
                    duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
                    isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
-                   memory_limit_bytes=settings.memory_limit)
+                   memory_limit_bytes=settings.memory_limit,
+                   profile_label=dict(profiles.LABELS[settings.profile]),
+                   profile_description=profiles.describe(settings.profile))

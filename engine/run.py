@@ -11,7 +11,17 @@ from collections.abc import Callable
 import hypothesis
 
 import spec
-from generators import BATCH, Case, profiles, rejection_cases, semantic_cases, undefined_cases
+from generators import (
+    BATCH,
+    Batch,
+    Case,
+    census_floor,
+    profiles,
+    rejection_cases,
+    semantic_cases,
+    semantic_floor,
+    undefined_cases,
+)
 from generators.onnx_cases import onnx_node_cases
 
 from .options import Settings
@@ -38,8 +48,12 @@ def _finish(session: Session) -> None:
         raise Nonconformance(f"{len(reported)} failure(s):\n" + "\n".join(reported))
 
 
-def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task) -> None:
-    """Run one test over ``strategy`` (batches of cases) with the run's profile and seed."""
+def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task,
+             floor: tuple[Case, ...] = ()) -> None:
+    """Run one test over ``strategy`` (batches of cases) with the run's profile and seed.
+    ``floor``: pinned cases checked first in every search, as one explicit example, whatever the
+    profile and seed (each is asked once per test; a failure already set aside does not stop a
+    later search)."""
     settings = session.settings
     profile = profiles.load(settings.profile)
     # The explain phase traces every executed line to annotate a failure: slow, and our
@@ -51,6 +65,8 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     def test(cases: tuple[Case, ...]) -> None:
         session.check_all(cases, task.suite)
 
+    if floor:
+        test = hypothesis.example(cases=Batch(floor))(test)
     if settings.seed is not None:
         # Each test gets its own seed derived from the run's, so the twelve types of a version
         # do not all see the same shapes and positions.
@@ -86,11 +102,13 @@ def run_task(session: Session, task: Task, test_id: str) -> None:
         run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
                                      if restriction is None or c.type_name in restriction])
     elif task.suite == "property":
-        run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=BATCH), task)
+        run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=BATCH), task,
+                 semantic_floor(vspec, task.type_name))
     elif task.suite == "rejection":
         run_test(session, test_id, rejection_cases(vspec, task.clause, batch=BATCH), task)
     else:
-        run_test(session, test_id, undefined_cases(vspec, task.type_name, batch=BATCH), task)
+        run_test(session, test_id, undefined_cases(vspec, task.type_name, batch=BATCH), task,
+                 census_floor(vspec, task.type_name))
 
 
 def run_all(settings: Settings) -> Session:

@@ -36,8 +36,10 @@ try:
 except ImportError:  # Windows: no peak memory to read, so no memory limit
     resource = None
 
-# (status, value, error, seconds): a plain tuple, so the worker needs nothing from isolation.py.
-Outcome = tuple[str, "np.ndarray | None", "str | None", float]
+# (status, value, error, seconds, by_value): a plain tuple, so the worker needs nothing from
+# isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so it
+# has no integer type of its own and is judged by its values (see spec.oracle.read).
+Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
@@ -120,6 +122,10 @@ def _peak_resident() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, others KiB
 
 
+def _without_answer(status: str, error: str, seconds: float) -> Outcome:
+    return status, None, error, seconds, False
+
+
 def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Outcome:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
     is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)"""
@@ -129,20 +135,21 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
         seconds = time.perf_counter() - start
         value, error = _as_array(result)
     except NotImplementedError as exc:
-        return "unsupported", None, _describe(exc), time.perf_counter() - start
+        return _without_answer("unsupported", _describe(exc), time.perf_counter() - start)
     except MemoryError as exc:  # not a rejection of the input: the implementation could not do its work
-        return "crash", None, f"out of memory: {_describe(exc)}", time.perf_counter() - start
+        return _without_answer("crash", f"out of memory: {_describe(exc)}", time.perf_counter() - start)
     except SystemExit as exc:
         # sys.exit() inside the implementation ends a worker; report it the same way in-process.
-        return "crash", None, _cut(f"the implementation called sys.exit({exc.code!r})"), time.perf_counter() - start
+        return _without_answer("crash", _cut(f"the implementation called sys.exit({exc.code!r})"),
+                               time.perf_counter() - start)
     except Exception as exc:
-        return "raised", None, _describe(exc), time.perf_counter() - start
+        return _without_answer("raised", _describe(exc), time.perf_counter() - start)
     if error is not None:
-        return "raised", None, error, seconds
+        return _without_answer("raised", error, seconds)
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
-        return "oversize", None, too_large, seconds
-    return "ok", value, None, seconds
+        return _without_answer("oversize", too_large, seconds)
+    return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic))
 
 
 def _encode(outcome: Outcome) -> bytes:
@@ -153,11 +160,11 @@ def _encode(outcome: Outcome) -> bytes:
         kind = type(value.flat[0]).__name__ if value is not None and value.size else "value"
         error = _cut(f"TypeError: returned {kind} objects, which cannot be sent back from the worker process "
                      f"({_describe(exc)})")
-        return pickle.dumps(("raised", None, error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(_without_answer("raised", error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
     if len(encoded) > ANSWER_CAP:  # objects can take far more room than their array's nbytes says (texts are cut)
         error = (f"returned {value.dtype} values of shape {value.shape} taking {format_size(len(encoded))} to send, "
                  f"over the {format_size(ANSWER_CAP)} any answer may take; not kept")
-        return pickle.dumps(("oversize", None, error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(_without_answer("oversize", error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
     return encoded
 
 
@@ -214,7 +221,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                     outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
                 checked, peak = now, _peak_resident()
                 if peak > memory_limit:
-                    outcome = ("crash", None, out_of_memory(peak, memory_limit), outcome[3])
+                    outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
             conn.send_bytes(_encode(outcome))
             if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
                 return

@@ -18,10 +18,12 @@ from spec import TensorType, VersionSpec
 
 from .attributes import attribute_tags, listed_attributes, reduced_axis
 from .choices import Choices, weighted
-from .shapes import LENGTH_CLASSES, RANKS, length_class, other_sides, reduced_length
+from .shapes import FAMILIES, FAMILY_BYTES, LENGTH_CLASSES, SHAPE_FAMILIES, shape_tags
 from .values import Pools, comparable, pools, special_tags, step_down, tie_tags
 
-REGIONS = (16, 8, 32, 8)  # shape, attributes, values, family-specific extras
+# shape (shape family, rank, axis, the family's sides), attributes, values, extras of rejection
+# and census cases
+REGIONS = (4 + FAMILY_BYTES, 8, 32, 16)
 SIZE = sum(REGIONS)
 
 PATTERN_LENGTHS = weighted((1, 4), (2, 3), (3, 2), (5, 1), (8, 1))
@@ -194,43 +196,50 @@ class Layout:
     axis: int  # the reduced dimension
     axis_attribute: int | None  # None: omitted
     axis_form: str
-    family: str
+    family: str  # the value family
+    shape_family: str
     shape: tuple[int, ...]
 
 
 def layout(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
-           classes: tuple[str, ...] = LENGTH_CLASSES) -> Layout:
+           classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES) -> Layout:
     """Shape, axis and value family; ``zero_dims``: whether a non-reduced dimension may be zero
-    (see ``empty_inputs_defined``)."""
+    (see ``empty_inputs_defined``); ``shapes``: the shape families to draw from (a weighted table)."""
     shape_c, _, value_c, _ = regions(raw)
-    return _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes)
+    return _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes)
 
 
 def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
-            classes: tuple[str, ...]) -> Layout:
-    rank = shape_c.pick(RANKS)
-    axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2))
+            classes: tuple[str, ...], shapes: tuple[str, ...]) -> Layout:
+    shape_family = shape_c.pick(shapes)
     family = value_c.pick(families(tensor_type))
-    if family == "far-apart":
-        classes = FAR_CLASSES
+    if family == "far-apart":  # its point is a long axis
+        classes, shape_family = FAR_CLASSES, "plain"
     elif family == "top":  # a slice of one element holds nothing further on
         classes = tuple(k for k in classes if k != "1") or classes
-    n = reduced_length(shape_c.region(3), classes)
-    shape = other_sides(shape_c.region(10), rank, axis, n, zero_dims)
-    return Layout(rank, axis, axis_attribute, axis_form, family, tuple(shape))
+    drawn = FAMILIES[shape_family]
+    rank = shape_c.pick(drawn.ranks)
+    axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2), drawn.reducible(rank))
+    shape = drawn.build(shape_c.region(FAMILY_BYTES), rank, axis, classes, zero_dims)
+    return Layout(rank, axis, axis_attribute, axis_form, family, shape_family, tuple(shape))
+
+
+def case_tags(vspec: VersionSpec, tensor_type: TensorType, data: np.ndarray, axis: int, axis_form: str,
+              attributes: dict[str, int], family: str, shape_family: str, used: np.ndarray) -> list[str]:
+    """Every tag of a valid input (see strategies.py for the keys); ``used``: the values it holds."""
+    return [f"type:{tensor_type.name}", f"rank:{data.ndim}", f"axis:{axis_form}", *attribute_tags(vspec, attributes),
+            *shape_tags(data.shape, axis), f"shape:{shape_family}", f"family:{family}",
+            *tie_tags(data, axis, tensor_type), *special_tags(used, pools(tensor_type))]
 
 
 def draft(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
-          classes: tuple[str, ...] = LENGTH_CLASSES) -> Draft:
+          classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES) -> Draft:
     """A valid input of ``tensor_type`` and its tags."""
     shape_c, attr_c, value_c, _ = regions(raw)
-    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes)  # reads the family byte
+    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes)  # reads the family byte
     attributes = {} if plan.axis_attribute is None else {"axis": plan.axis_attribute}
     attributes.update(listed_attributes(vspec, attr_c))
     data, used = values(tensor_type, plan.shape, plan.axis, plan.family, value_c)
-    n = plan.shape[plan.axis]
-    tags = [f"type:{tensor_type.name}", f"rank:{plan.rank}", f"axis:{plan.axis_form}",
-            *attribute_tags(vspec, attributes), f"axis-length:{length_class(n)}",
-            f"zero-size:{'yes' if data.size == 0 else 'no'}", f"family:{plan.family}",
-            *tie_tags(data, plan.axis, tensor_type), *special_tags(used, pools(tensor_type))]
+    tags = case_tags(vspec, tensor_type, data, plan.axis, plan.axis_form, attributes, plan.family,
+                     plan.shape_family, used)
     return Draft(data, plan.axis, attributes, tags)

@@ -1,6 +1,10 @@
-"""Hypothesis settings profiles: ``quick`` (the project's own tests and CI), ``standard`` (a
-vendor's everyday run) and ``certify`` (a derandomised, database-free run whose cases depend
-only on the seed, for certification packages).
+"""Hypothesis settings profiles: ``quick`` (a smoke test: the project's own tests and CI),
+``standard`` (a vendor's everyday run) and ``certify`` (the run a certificate names: derandomised
+and database-free, so its cases depend only on the suite's version).
+
+Every profile first checks the special-value floor (generators/floor.py) of each (version, type)
+test, whatever its budget; the budget is what the Hypothesis search adds. ``LABELS`` and
+``describe`` say what each profile proves, for the verdict lines and the report.
 
 Every profile sets ``deadline=None``: the suites enforce their own timeouts, and a long reduced
 axis legitimately takes longer than a short one. The size and speed health checks are
@@ -21,6 +25,25 @@ PROFILES = ("quick", "standard", "certify")
 ENV = "ARGMIN_PROFILE"
 _SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much)
 CASES = {"quick": 32, "standard": 200, "certify": 2000}
+LABELS = {"quick": {"en": "smoke test", "zh-TW": "冒煙測試"},
+          "standard": {"en": "everyday run", "zh-TW": "日常執行"},
+          "certify": {"en": "certification run", "zh-TW": "認證執行"}}
+_PROVES = {
+    "quick": {"en": "it shows the suite runs against the implementation and catches gross bugs; it certifies nothing",
+              "zh-TW": "只證明套件能對此實作執行並抓出明顯錯誤，不構成任何認證"},
+    "standard": {"en": "a vendor's everyday check", "zh-TW": "供廠商日常檢查"},
+    "certify": {"en": "the profile a certificate names; derandomized, so anyone can rerun the same cases",
+                "zh-TW": "證書所指名的設定檔；去隨機化，任何人都能重跑相同的案例"},
+}
+
+
+def describe(name: str) -> dict[str, str]:
+    """What profile ``name`` checks and proves, by language (for the run record and the report)."""
+    cases = f"{CASES[name]:,}"
+    return {"en": f"{LABELS[name]['en']}: the special-value floor, then {cases} generated cases per test; "
+                  f"{_PROVES[name]['en']}",
+            "zh-TW": f"{LABELS[name]['zh-TW']}：先檢查特殊值底線，再於每項測試產生 {cases} 個案例；"
+                     f"{_PROVES[name]['zh-TW']}"}
 
 
 def register() -> None:

@@ -1,23 +1,58 @@
-"""Shapes: rank, the reduced axis's length class, the other sides, zero-size dimensions.
+"""Shapes: the shape family, the rank, the reduced axis's length and the other sides.
 
-Element counts stay bounded (MAX_ELEMENTS, MAX_SLICES) so that a long reduced axis comes with
-small other dimensions: the point of a long axis is the reduction, not the memory traffic."""
+Kernels split their work by slices (one thread or block per group of slices), by the inner
+width (vector lanes of 8, 16 or 32 elements, then a tail) and by blocks along long axes; bugs
+hide at those boundaries. So a case's shape comes from one of five families:
+
+- ``plain``: ranks 1-8, reduced axes from length 1 to beyond 65,536, other sides of 1 to 7
+  multiplying to at most MAX_SLICES (high ranks test indexing, long axes the reduction);
+- ``many-slices``: 10^3 to 10^5 slices over a short reduced axis;
+- ``wide-inner``: a non-reduced last dimension of 8 to 4096, on and off multiples of 8, 16, 32;
+- ``batch-classes``: an (N, C) batch of scores reduced over either axis, e.g. (1000, 10);
+- ``middle-axis``: the reduced axis between large outer and inner extents.
+
+Every family stays within ELEMENT_BUDGET elements, so one case costs a bounded time whatever
+its shape. Each family reads its own fixed bytes, and all-zero bytes give its smallest shape,
+so a failing case still shrinks to the fewest slices or the narrowest width that fails."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from .choices import Choices, weighted
 
 MAX_RANK = 8
-MAX_ELEMENTS = 1 << 17
-MAX_SLICES = 512  # other dimensions multiply to at most this: high ranks test indexing, not volume
+MAX_ELEMENTS = 1 << 17  # the plain family: a long reduced axis comes with small other sides
+MAX_SLICES = 512  # the plain family: high ranks test indexing, not volume
+ELEMENT_BUDGET = 1 << 18  # no case of any family holds more elements
 SHORT = (2, 256)
 LONG = (257, 65536)
 VERY_LONG = (65537, 140000)  # beyond 65,536: the grid or index width limit of some kernels
 RANKS = weighted((1, 6), (2, 6), (3, 5), (4, 4), (5, 2), (6, 2), (7, 1), (8, 2))
 SIDES = weighted((1, 5), (2, 4), (3, 3), (4, 2), (5, 1), (7, 1))
 LENGTH_CLASSES = weighted(("1", 4), ("short", 20), ("long", 5), ("very-long", 2))
+# Ordered by the size of each family's smallest shape: the shrinker, lowering the family's byte,
+# moves a counterexample toward the families with smaller shapes.
+SHAPE_FAMILIES = weighted(("plain", 40), ("batch-classes", 2), ("wide-inner", 3), ("middle-axis", 2),
+                          ("many-slices", 2))
+PLAIN_ONLY = ("plain",)
+
+MANY_SLICES = (1000, 100000)
+SHORT_AXIS = (2, 8)  # the reduced axis of many-slices and wide-inner cases
+LANES = (8, 16, 32)
+WIDTH = (8, 4096)
+# How far a width sits from a multiple of its lane count: on it, one past it, one short of it
+# (over the next multiple down), half a lane past, a full lane less one past.
+LANE_OFFSETS = weighted((0, 3), (1, 2), (-1, 2), ("half", 1), ("last", 1))
+BATCH = (1, 4096)
+CLASSES = (2, 1000)
+OUTER = (2, 512)
+MIDDLE_AXIS = (2, 64)
+INNER = (8, 512)
+SMALL_SIDES = weighted((1, 4), (2, 2), (3, 1))
+SLICE_CLASSES = ((0, "0"), (1, "1"), (512, "2-512"), (8192, "513-8192"))
 
 
 def length_class(n: int) -> str:
@@ -27,10 +62,35 @@ def length_class(n: int) -> str:
     return "short" if n <= SHORT[1] else "long" if n <= LONG[1] else "very-long"
 
 
+def slices_class(slices: int) -> str:
+    """The ``slices`` tag value: how many slices (outputs) a case reduces."""
+    return next((name for bound, name in SLICE_CLASSES if slices <= bound), "8193+")
+
+
+def inner_width_class(inner: int) -> str:
+    """The ``inner-width`` tag value of the contiguous run of elements after the reduced axis
+    (1 when the last axis is reduced): where a vectorised kernel's lanes and tail fall."""
+    if inner < 8:
+        return str(inner) if inner <= 1 else "2-7"
+    lane = next((lane for lane in reversed(LANES) if inner % lane == 0), None)
+    return f"multiple-of-{lane}" if lane else "not-multiple-of-8"
+
+
+def shape_tags(shape: tuple[int, ...], axis: int) -> list[str]:
+    """The ``axis-length``, ``zero-size``, ``slices`` and ``inner-width`` tags of a shape reduced
+    over ``axis``."""
+    others = [side for dim, side in enumerate(shape) if dim != axis]
+    inner = math.prod(shape[axis + 1:])
+    return [f"axis-length:{length_class(shape[axis])}", f"zero-size:{'yes' if 0 in others else 'no'}",
+            f"slices:{slices_class(math.prod(others))}", f"inner-width:{inner_width_class(inner)}"]
+
+
 def length_in(bounds: tuple[int, int], choices: Choices) -> int:
     """A length in ``bounds``, spread log-uniformly and monotone in its two bytes, so that
     shrinking finds the shortest length that still fails."""
     low, high = bounds
+    if high <= low:
+        return low
     return min(high, int(low * math.exp(math.log(high / low) * choices.u16() / 65536)))
 
 
@@ -42,12 +102,28 @@ def reduced_length(choices: Choices, classes: tuple[str, ...] = LENGTH_CLASSES) 
     return 1 if bounds is None else length_in(bounds, value)
 
 
-def other_sides(choices: Choices, rank: int, axis: int, n: int, zero_dims: bool) -> list[int]:
-    """The full shape with ``n`` at ``axis``: eight bytes for the sides (fixed, whatever the
-    rank), then two for an optional zero-size dimension on a non-reduced axis."""
-    sides = [SIDES[b * len(SIDES) >> 8] for b in choices.take(MAX_RANK)]
-    zero = choices.chance(8)
-    zero_at = choices.byte()
+def lane_width(choices: Choices, bounds: tuple[int, int] = WIDTH) -> int:
+    """Four bytes: a lane count (8, 16, 32), a multiple of it (log-spread, two bytes) and an
+    offset from that multiple; all-zero bytes give 8."""
+    lane = choices.pick(LANES)
+    low, high = bounds
+    multiple = length_in((1, max(1, high // lane)), choices.region(2))
+    offset = choices.pick(LANE_OFFSETS)
+    offset = {"half": lane // 2, "last": lane - 1}.get(offset, offset)
+    return max(low, min(high, lane * multiple + offset))
+
+
+def _small(choices: Choices, count: int) -> list[int]:
+    return [SMALL_SIDES[b * len(SMALL_SIDES) >> 8] for b in choices.take(count)]
+
+
+def _plain(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+    """Three bytes for the reduced length, eight for the sides (fixed, whatever the rank), then
+    two for an optional zero-size dimension on a non-reduced axis."""
+    n = reduced_length(c.region(3), classes)
+    sides = [SIDES[b * len(SIDES) >> 8] for b in c.take(MAX_RANK)]
+    zero = c.chance(8)
+    zero_at = c.byte()
     shape, budget = [], max(1, min(MAX_SLICES, MAX_ELEMENTS // max(n, 1)))
     for dim in range(rank):
         if dim == axis:
@@ -60,3 +136,72 @@ def other_sides(choices: Choices, rank: int, axis: int, n: int, zero_dims: bool)
     if zero_dims and zero and others:
         shape[others[zero_at * len(others) >> 8]] = 0
     return shape
+
+
+def _spread(total: int, dims: list[int], shape: list[int], c: Choices) -> None:
+    """Sides for ``dims`` multiplying to at most ``total`` (>= 1): small ones first, the rest on the last."""
+    for dim, side in zip(dims[:-1], _small(c, len(dims) - 1), strict=True):
+        shape[dim] = min(side, total)
+        total = max(1, total // shape[dim])
+    shape[dims[-1]] = total
+
+
+def _many_slices(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+    n = length_in(SHORT_AXIS, c.region(2))
+    slices = min(length_in(MANY_SLICES, c.region(2)), ELEMENT_BUDGET // n)
+    shape = [n] * rank
+    _spread(slices, [d for d in range(rank) if d != axis], shape, c.region(3))
+    return shape
+
+
+def _wide_inner(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+    width = lane_width(c.region(4))
+    n = min(length_in(SHORT_AXIS, c.region(2)), ELEMENT_BUDGET // width)
+    shape = [1] * rank
+    shape[axis], shape[-1] = n, width
+    budget = ELEMENT_BUDGET // (n * width)
+    # three side bytes whatever the rank (fixed offsets): only the first rank - 2 are used
+    for dim, side in zip([d for d in range(rank - 1) if d != axis], _small(c, 3), strict=False):
+        shape[dim] = min(side, budget)
+        budget = max(1, budget // shape[dim])
+    return shape
+
+
+def _batch_classes(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+    count = length_in(CLASSES, c.region(2))
+    return [min(length_in(BATCH, c.region(2)), ELEMENT_BUDGET // count), count]
+
+
+def _middle_axis(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+    inner = lane_width(c.region(4), INNER)
+    n, outer, before = length_in(MIDDLE_AXIS, c.region(2)), length_in(OUTER, c.region(2)), c.region(2)
+    shape = [1] * rank
+    shape[-1] = inner
+    for dim, side in zip(range(axis + 1, rank - 1), _small(c, 2), strict=False):  # two bytes, rank aside
+        shape[dim] = side
+    after = math.prod(shape[axis + 1:])
+    shape[axis] = n = max(1, min(n, ELEMENT_BUDGET // after))
+    _spread(min(outer, max(1, ELEMENT_BUDGET // (n * after))), list(range(axis)), shape, before)
+    return shape
+
+
+Build = Callable[[Choices, int, int, tuple[str, ...], bool], list[int]]
+
+
+@dataclass(frozen=True)
+class ShapeFamily:
+    """How a family draws its rank, which dimensions it may reduce, and its sides."""
+
+    ranks: tuple[int, ...]
+    reducible: Callable[[int], range]  # rank -> the dimensions the reduced axis may be
+    build: Build  # (choices, rank, reduced dimension, length classes, zero dims allowed) -> shape
+
+
+FAMILIES: dict[str, ShapeFamily] = {
+    "plain": ShapeFamily(RANKS, range, _plain),
+    "many-slices": ShapeFamily(weighted((2, 3), (3, 2), (4, 1)), range, _many_slices),
+    "wide-inner": ShapeFamily(weighted((2, 3), (3, 2), (4, 1)), lambda rank: range(rank - 1), _wide_inner),
+    "batch-classes": ShapeFamily((2,), range, _batch_classes),
+    "middle-axis": ShapeFamily(weighted((3, 3), (4, 1), (5, 1)), lambda rank: range(1, rank - 1), _middle_axis),
+}
+FAMILY_BYTES = 13  # the most any family's build reads (plain: 3 + 8 + 2)

@@ -15,6 +15,11 @@ heatmap from these keys, so they are stable:
   declares the attribute (values outside {0, 1} occur in the census only)
 - ``axis-length:0|1|short|long|very-long`` (short <= 256 < long <= 65,536 < very-long)
 - ``zero-size:yes|no`` (a zero-size dimension other than the reduced axis)
+- ``shape:plain|many-slices|wide-inner|batch-classes|middle-axis`` (the shape family, see shapes.py)
+- ``slices:0|1|2-512|513-8192|8193+`` (how many slices are reduced: the output's size)
+- ``inner-width:1|2-7|multiple-of-32|multiple-of-16|multiple-of-8|not-multiple-of-8`` (the
+  elements after the reduced axis, which a vectorised kernel walks in lanes: 1 when the last
+  axis is reduced)
 - ``family:ties|all-equal|mixed|extreme|top|signed-zero|subnormal|detour|far-apart`` (how the values
   were built)
 - ``ties:none|two|several|all-equal`` (how many minima the first slice holds, or all of it
@@ -25,7 +30,8 @@ heatmap from these keys, so they are stable:
   ``special:precision-<bits>`` (integers that differ only below the precision of a same-width
   float, e.g. precision-64 for int64/uint64 next to float64)
 - rejection cases: ``reject:axis|rank-0|type|attribute`` and ``clause:<id>``; ``type:`` names
-  the type outside T, ``rank:0`` the rank-0 input, ``<attribute>:<value>`` the undeclared one
+  the type outside T, ``rank:0`` the rank-0 input, ``undeclared:elsewhere|near-miss|random`` where
+  the undeclared attribute's name came from (another version's, a misspelt one, any identifier)
 - undefined cases: ``topic:<clause id>``; NaN cases add ``nan-position:first|middle|last|all``
   (and drop ``ties:``); empty ones carry ``axis-length:0`` or ``zero-size:yes``"""
 
@@ -38,10 +44,11 @@ from hypothesis import strategies as st
 
 from spec import Clause, SpecError, TensorType, VersionSpec, outside_types
 
-from .attributes import declared_anywhere
+from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
 from .case import Batch, Case
 from .choices import Choices, weighted
+from .shapes import PLAIN_ONLY, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
 OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside a range
@@ -112,7 +119,8 @@ def _rank_zero(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     d.attributes.pop("axis", None)
     if c.chance(50):
         d.attributes["axis"] = vspec.attributes["axis"].default
-    d.tags = [t for t in d.tags if not t.startswith(("rank:", "axis:", "axis-length:", "ties:"))]
+    d.tags = [t for t in d.tags
+              if not t.startswith(("rank:", "axis:", "axis-length:", "ties:", "slices:", "inner-width:"))]
     return ["rank:0", f"axis:{'positive' if 'axis' in d.attributes else 'omitted'}"]
 
 
@@ -124,11 +132,10 @@ def _outside_type(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     return ["reject:type", f"type:{outside.name}"]
 
 
-def _undeclared(clause: Clause, d: Draft, c: Choices) -> list[str]:
-    name = c.pick(clause.when["undeclared_attribute"])
-    declaration = declared_anywhere(name)
-    d.attributes[name] = c.pick(declaration.values or (declaration.default,))
-    return ["reject:attribute", f"{name}:{d.attributes[name]}"]
+def _undeclared(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
+    name, value, source = undeclared_attribute(vspec, c)
+    d.attributes[name] = value
+    return ["reject:attribute", f"undeclared:{source}"]
 
 
 def _reject(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
@@ -139,7 +146,7 @@ def _reject(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[st
         return ["reject:rank-0", *_rank_zero(vspec, d, c)]
     if condition == "dtype_outside":
         return _outside_type(vspec, d, c)
-    return _undeclared(clause, d, c)
+    return _undeclared(vspec, d, c)
 
 
 REJECTION_CONDITIONS = ("axis_outside_range", "axis_above_range", "axis_below_range", "rank", "dtype_outside",
@@ -167,7 +174,7 @@ def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
         extra = regions(raw)[3]
         clause = extra.pick(clauses)
         tensor_type = extra.pick(vspec.types)
-        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False)
+        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False, shapes=PLAIN_ONLY)
         tags = _reject(vspec, clause, d, extra)
         return _case(vspec, d, "rejection", [*tags, f"clause:{clause.id}"])
 
@@ -199,9 +206,9 @@ def _empty(d: Draft, c: Choices, reduced: bool) -> list[str]:
     else:
         shape[others[c.byte() * len(others) >> 8]] = 0
     d.data = np.resize(d.data, shape)
-    d.tags = [t for t in d.tags if not t.startswith(("axis-length:", "zero-size:", "ties:", "special:"))]
-    return [f"axis-length:{'0' if shape[d.axis] == 0 else 'short'}",
-            f"zero-size:{'yes' if any(s == 0 for i, s in enumerate(shape) if i != d.axis) else 'no'}"]
+    d.tags = [t for t in d.tags if not t.startswith(("axis-length:", "zero-size:", "slices:", "inner-width:", "ties:",
+                                                     "special:"))]
+    return shape_tags(tuple(shape), d.axis)
 
 
 def _outside_values(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
@@ -255,7 +262,7 @@ def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
         extra = regions(raw)[3]
         clause = extra.pick(menu)
         tensor_type = fixed or extra.pick(tuple(t for t in vspec.types if _applies(clause, t)))
-        d = draft(vspec, tensor_type, raw, zero_dims=False)
+        d = draft(vspec, tensor_type, raw, zero_dims=False, shapes=PLAIN_ONLY)
         tags = _census(vspec, clause, d, extra)
         return _case(vspec, d, "undefined", [*tags, f"topic:{clause.id}"])
 

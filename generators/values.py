@@ -47,7 +47,7 @@ def step_down(value: np.generic, tensor_type: TensorType) -> np.generic | None:
     return step.view(dtype)[()]
 
 
-def _step_up(value: float, dtype: np.dtype) -> float:
+def step_up(value: float, dtype: np.dtype) -> float:
     """The next representable value above a positive finite ``value`` of ``dtype``."""
     bits = np.array(value, np.float64).astype(dtype).view(_uint(dtype)) + 1
     return float(bits.view(dtype)[()])
@@ -120,7 +120,7 @@ def _float_pools(tensor_type: TensorType) -> Pools:
     # maximum (doubles beyond float32's range): a kernel whose running minimum starts from that
     # narrower maximum cannot see past them
     beyond = [v for t in _narrower_floats(tensor_type) for m in [float(finfo(t.dtype).max)]
-              for v in (_step_up(m, dtype), 2 * m) if v < big]
+              for v in (step_up(m, dtype), 2 * m) if v < big]
     top = _array(sorted([np.inf, big, float(step_down(dtype.type(big), tensor_type)), *beyond], reverse=True), dtype)
     return Pools(
         tensor_type,

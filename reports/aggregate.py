@@ -81,6 +81,8 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "incomplete_reason": None if info.incomplete_reason is None else str(info.incomplete_reason),
         "cases_run": len(raw.results), "census_records": len(raw.census),
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
+        "profile_label": {str(k): str(v) for k, v in info.profile_label.items()},
+        "profile_description": {str(k): str(v) for k, v in info.profile_description.items()},
     }
 
 
@@ -127,6 +129,7 @@ def _versions(raw: RawRun, versions: list[int], failures: list[dict], types: lis
             "cases": len(mine), "judged": len(counted), "not_passed": sum(r.outcome != "pass" for r in counted),
             "counts": counts(r.outcome for r in mine), "seconds": _seconds(mine),
             "causes": _causes(version, failures, types),
+            "inferred_only": clauses.inferred_only(raw.results, version),
         })
     return entries
 
@@ -243,7 +246,7 @@ def _failures(raw: RawRun) -> list[dict]:
             "anchor": anchor, "outcome": result.outcome, "kind": result.kind, "suite": result.suite,
             "test": result.test, "occurrences": seen[key],
             "clause_title": clause.title if clause else "",
-            "statement": dict(clause.statement) if clause else {},
+            "statement": dict(clause.statement) if clause else {}, "basis": clauses.source(clause)["basis"],
             "counterexample": None if ce is None else {
                 "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
                 "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 import spec
 from results import CaseResult, RawRun
+from results.verdict import failing_clauses
 
 
 def outcomes_per_clause(result: CaseResult) -> Iterable[tuple[str, str]]:
@@ -21,6 +22,27 @@ def outcomes_per_clause(result: CaseResult) -> Iterable[tuple[str, str]]:
             yield clause_id, result.outcome
         else:
             yield clause_id, result.outcome if clause_id in violated else "pass"
+
+
+def source(clause: spec.Clause | None) -> dict:
+    """A clause's provenance: stated or inferred, the ONNX text it quotes and, if inferred, the
+    reasoning (by language)."""
+    if clause is None:
+        return {"basis": "unknown", "quotes": [], "reasoning": {}}
+    return {"basis": clause.basis, "quotes": [{"in": q.where, "text": q.text} for q in clause.source.quotes],
+            "reasoning": dict(clause.source.inferred or {})}
+
+
+def inferred_only(results: Iterable[CaseResult], version: int) -> bool:
+    """Whether the version's non-conformance rests only on inferred clauses (ones the ONNX text
+    does not state, see the spec files' ``source``), which a reader may weigh differently."""
+    try:
+        vspec = spec.load(version)
+    except spec.SpecError:
+        return False
+    known = {c.id: c for c in vspec.clauses}
+    failing = [known.get(clause_id) for clause_id in failing_clauses(results, version)]
+    return bool(failing) and all(clause is not None and clause.inferred for clause in failing)
 
 
 def rows(run: RawRun, versions: list[int], census: list[dict], counts: Callable, worst: Callable,
@@ -50,7 +72,7 @@ def rows(run: RawRun, versions: list[int], census: list[dict], counts: Callable,
                 "version": version, "id": clause_id,
                 "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
                 "statement": dict(clause.statement) if clause else {},
-                "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally),
+                "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally), **source(clause),
                 "types": {t: counts(outcomes) for t, outcomes in sorted(types.items())},
                 "not_exercised": [t for t in claimed if t not in types] if semantic else [],
                 "census": None if not topics else {

@@ -16,6 +16,7 @@ from results.verdict import failing_clauses, judged, verdicts
 
 from . import write_reports
 from .certificate import certificate, certificate_line
+from .clauses import inferred_only
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
@@ -36,10 +37,14 @@ def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Co
 
 
 def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
-    """One verdict line per version, then where the reports are."""
+    """One verdict line per version, naming the profile and what it proves, then where the reports are."""
     info = run.info
     restriction = f" (types restricted to {', '.join(info.type_names)})" if info.type_names else ""
+    label = info.profile_label.get("en")
+    profile = f"{info.profile} profile" + (f": {label}" if label else "")
     lines = [f"ArgMin conformance of {info.impl}, profile {info.profile}, seed {info.seed}:"]
+    if info.profile_description.get("en"):
+        lines.append(f"  {info.profile} = {info.profile_description['en']}")
     if not info.complete:
         lines.append(f"INCOMPLETE RUN: {info.incomplete_reason}")
     for version, verdict in verdicts(run.results, info.versions).items():
@@ -47,7 +52,9 @@ def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
         failed = sum(r.outcome != "pass" for r in counted)
         clauses = failing_clauses(run.results, version)
         why = f"; failing clauses {', '.join(clauses)}" if clauses else ""
-        lines.append(f"  ArgMin-{version}: {verdict.upper()}{restriction} ({len(counted)} cases judged, "
+        if inferred_only(run.results, version):
+            why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
+        lines.append(f"  ArgMin-{version}: {verdict.upper()}{restriction} [{profile}] ({len(counted)} cases judged, "
                      f"{failed} not passed{why})")
     lines.append(f"  {certificate_line(certificate(run))}")
     lines += [f"  {kind} report: {path}" for kind, path in paths.items()]

@@ -123,6 +123,8 @@ class RunInfo:
     timeout_s: float = 10.0
     lang: str = "en"
     memory_limit_bytes: int | None = None  # the worker's memory limit (process isolation); None: none
+    profile_label: dict[str, str] = field(default_factory=dict)  # by language, e.g. {"en": "smoke test"}
+    profile_description: dict[str, str] = field(default_factory=dict)  # what the profile checks and proves
 
 
 @dataclass

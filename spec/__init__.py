@@ -11,9 +11,9 @@ from .load import (
     type_of,
     versions,
 )
-from .model import Attribute, Clause, Range, TensorType, VersionSpec, evaluate
+from .model import Attribute, Clause, Quote, Range, Source, TensorType, VersionSpec, evaluate
 
 __all__ = [
-    "Attribute", "Clause", "Range", "SpecError", "TensorType", "VersionSpec", "catalogue", "evaluate",
-    "files_digest", "load", "load_all", "load_file", "outside_types", "type_of", "versions",
+    "Attribute", "Clause", "Quote", "Range", "Source", "SpecError", "TensorType", "VersionSpec", "catalogue",
+    "evaluate", "files_digest", "load", "load_all", "load_file", "outside_types", "type_of", "versions",
 ]

@@ -1,5 +1,7 @@
 """``python -m spec diff OLD NEW`` prints what changed between two ArgMin versions;
-``python -m spec show N`` prints one version's types, attributes and clauses."""
+``python -m spec show N`` prints one version's types, attributes and clauses (each marked stated
+or inferred); ``python -m spec quotes`` checks every clause's quotes against the ONNX text of the
+installed onnx package (exit status 1 when one is not found)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,18 @@ def _show(version: int) -> None:
         print(f"attribute {attribute.name}: default {attribute.default}, accepted {attribute.accepted()}, "
               f"since {attribute.since}")
     for clause in vspec.clauses:
-        print(f"{clause.id:<4} {clause.kind:<10} {clause.title:<24} {clause.text()}")
+        print(f"{clause.id:<4} {clause.kind:<10} {clause.basis:<8} {clause.title:<24} {clause.text()}")
+
+
+def _quotes() -> int:
+    from .provenance import missing  # imports onnx: only this command needs it
+
+    problems = [line for version in versions() for line in missing(load(version))]
+    for line in problems:
+        print(f"error: {line}", file=sys.stderr)
+    quotes = sum(len(c.source.quotes) for version in versions() for c in load(version).clauses)
+    print(f"{quotes - len(problems)} of {quotes} quotes found word for word in the installed onnx package's text")
+    return 1 if problems else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,11 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     between.add_argument("new", type=int)
     one = commands.add_parser("show", help="one version's contents")
     one.add_argument("version", type=int)
+    commands.add_parser("quotes", help="check the clauses' quotes against the installed onnx package")
     args = parser.parse_args(argv)
     try:
         if args.command == "show":
             _show(args.version)
             return 0
+        if args.command == "quotes":
+            return _quotes()
         changes = diff(load(args.old), load(args.new))
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -55,7 +55,7 @@ def diff(old: VersionSpec, new: VersionSpec) -> list[Change]:
             changes.append(Change("clause", clause_id, "added", _describe_clause(after)))
         elif after is None:
             changes.append(Change("clause", clause_id, "removed", _describe_clause(before)))
-        elif details := _changed_fields(before, after, ("kind", "check", "when", "facts")):
+        elif details := _changed_fields(before, after, ("kind", "check", "when", "facts", "basis")):
             changes.append(Change("clause", clause_id, "changed", f"{after.title}: " + "; ".join(details)))
         elif before.statement != after.statement:
             changes.append(Change("clause", clause_id, "changed", f"{after.title}: statement reworded"))

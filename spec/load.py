@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import yaml
 
-from .model import Attribute, Clause, Range, TensorType, VersionSpec
+from .model import Attribute, Clause, Quote, Range, Source, TensorType, VersionSpec
 
 SPEC_DIR = Path(__file__).resolve().parent
 _VERSION_FILE = re.compile(r"^argmin-(\d+)\.yaml$")
@@ -95,9 +95,6 @@ def _semantic_checks(path: Path, doc: dict) -> None:
         name = when.get("attribute_outside_values")
         if name is not None and "values" not in doc["attributes"].get(name, {}):
             raise SpecError(f"{where}.when.attribute_outside_values: {name!r} is not an attribute with listed values")
-        for name in when.get("undeclared_attribute", []):
-            if name in doc["attributes"]:
-                raise SpecError(f"{where}.when.undeclared_attribute: {name!r} is declared by this version")
         if any(key.startswith("axis_") for key in when) and "range" not in doc["attributes"].get("axis", {}):
             raise SpecError(f"{where}.when: an axis condition needs attributes.axis.range")
     if doc["inputs"][0]["type"] not in doc["type_constraints"]:
@@ -119,7 +116,9 @@ def load_file(path: Path) -> VersionSpec:
     }
     clauses = tuple(
         Clause(id=c["id"], kind=c["kind"], title=c["title"], statement=c["statement"], check=c.get("check"),
-               when=c.get("when"), facts=c.get("facts", {}))
+               when=c.get("when"), facts=c.get("facts", {}),
+               source=Source(tuple(Quote(q["in"], q["text"]) for q in c["source"]["quotes"]),
+                             c["source"].get("inferred")))
         for c in doc["clauses"]
     )
     input_constraint = doc["inputs"][0]["type"]

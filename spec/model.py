@@ -67,6 +67,27 @@ class Attribute:
 
 
 @dataclass(frozen=True)
+class Quote:
+    """Words of the ONNX operator schema a clause rests on; ``where`` names the part of the
+    schema they come from ('doc', 'attribute:axis', 'checker', ...; see spec.schema.json)."""
+
+    where: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a clause rests on: quotes of the ONNX text, and, where the text does not state the
+    clause itself, the reasoning that derives it (by language), so a reader can tell the two apart."""
+
+    quotes: tuple[Quote, ...]
+    inferred: Mapping[str, str] | None = None
+
+    def reasoning(self, lang: str = "en") -> str | None:
+        return None if self.inferred is None else self.inferred.get(lang) or self.inferred["en"]
+
+
+@dataclass(frozen=True)
 class Clause:
     """One numbered rule. Semantic clauses carry a ``check``; rejection and undefined
     clauses carry a ``when`` condition over the input."""
@@ -78,10 +99,21 @@ class Clause:
     check: str | None = None
     when: Mapping[str, object] | None = None
     facts: Mapping[str, object] = field(default_factory=dict)
+    source: Source = Source(())
 
     @property
     def number(self) -> int:
         return int(self.id[1:])
+
+    @property
+    def inferred(self) -> bool:
+        """The ONNX text does not state this clause; it is derived (see ``source``)."""
+        return self.source.inferred is not None
+
+    @property
+    def basis(self) -> str:
+        """'stated' or 'inferred'."""
+        return "inferred" if self.inferred else "stated"
 
     def text(self, lang: str = "en") -> str:
         return self.statement.get(lang) or self.statement["en"]

@@ -133,7 +133,7 @@ def _matches(vspec: VersionSpec, clause: Clause, data: np.ndarray, attrs: Mappin
         tensor_type = type_of(data.dtype)
         return tensor_type is None or tensor_type.name not in vspec.type_constraints[value]
     if condition == "undeclared_attribute":
-        return any(name in attrs and name not in vspec.attributes for name in value)
+        return any(name not in vspec.attributes for name in attrs)
     if condition == "rank":
         return rank == value
     if condition == "contains_nan":
@@ -190,8 +190,36 @@ def _first(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(mask)[0]), mask.shape))
 
 
-def violations(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object) -> list[Violation]:
+def read(actual: object, by_value: bool = False) -> tuple[np.ndarray, str | None]:
+    """An answer as numpy sees it, and why it does not hold int64 indices (None when it does).
+
+    An answer that is a numpy array or scalar is judged on the integer type the implementation
+    chose: int64 in either byte order passes, any other type (int32 included) does not. Any
+    other answer (``by_value``: a list, a tuple, a Python int) has no type of its own, so it is
+    judged by its values: numpy's reading of it must hold integers, and an empty one holds none
+    and passes (read as int64)."""
+    array = np.asarray(actual)
+    if by_value:
+        if array.size == 0:
+            return array.astype(np.int64), None
+        if array.dtype.kind in "iu":
+            return array, None
+        return array, f"the answer holds {array.dtype} values, not integer indices"
+    if array.dtype.kind == "i" and array.dtype.itemsize == 8:
+        return array, None
+    return array, f"output dtype is {array.dtype}, expected int64"
+
+
+def _spelled(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape a nested list of an empty result has: it ends at the first zero-length dimension
+    (``[]`` is numpy's reading of an empty (0, 1) answer)."""
+    return shape[:shape.index(0) + 1] if 0 in shape else shape
+
+
+def violations(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object, *,
+               by_value: bool = False) -> list[Violation]:
     """Every clause an answer to a valid input violates, in check order (empty: it conforms).
+    ``by_value``: the answer was no numpy array or scalar, so its values are what counts (see ``read``).
 
     The index values are judged whatever integer type holds them, so a wrong output type (C2)
     never hides a wrong index (C4, C5, C6); indices out of range are left out of the minimum and
@@ -199,14 +227,15 @@ def violations(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, a
     def violation(check: str, problem: str, message: str) -> Violation:
         return Violation(vspec.clause_for_check(check), problem, message)
 
-    actual = np.asarray(actual)
+    actual, problem = read(actual, by_value)
     reference = expectation.first if expectation.first is not None else expectation.last
     found = []
-    if actual.dtype != np.int64:
-        found.append(violation("output-dtype", "dtype", f"output dtype is {actual.dtype}, expected int64"))
+    if problem is not None:
+        found.append(violation("output-dtype", "dtype", problem))
     if actual.dtype.kind not in "iu":
         return found
-    if actual.shape != reference.shape:
+    if actual.shape != reference.shape and not (by_value and reference.size == 0
+                                                and actual.shape == _spelled(reference.shape)):
         shape = violation("output-shape", "shape", f"output shape is {actual.shape}, expected {reference.shape}")
         return [*found, shape]
     n = data.shape[expectation.axis]
@@ -246,7 +275,8 @@ def violations(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, a
     return found
 
 
-def verify(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object) -> Violation | None:
+def verify(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object, *,
+           by_value: bool = False) -> Violation | None:
     """The first clause an answer to a valid input violates, or None when it conforms."""
-    found = violations(vspec, expectation, data, actual)
+    found = violations(vspec, expectation, data, actual, by_value=by_value)
     return found[0] if found else None

@@ -12,12 +12,25 @@ import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 import spec
-from generators import BATCH, Case, profiles, rejection_cases, semantic_cases, undefined_cases
-from spec.oracle import classify, expect, verify
+from generators import (
+    BATCH,
+    Case,
+    census_floor,
+    profiles,
+    rejection_cases,
+    semantic_cases,
+    semantic_floor,
+    undefined_cases,
+)
+from engine.minimize import minimize
+from generators.shapes import ELEMENT_BUDGET, FAMILIES, LANES, MANY_SLICES, WIDTH
+from spec.oracle import argmin, classify, expect, verify
+from zoo import broken_shapes
 
 VERSIONS = {n: spec.load(n) for n in spec.versions()}
 profiles.register()
@@ -25,17 +38,18 @@ QUICK = settings.get_profile("quick").max_examples  # Hypothesis examples of BAT
 Impl = Callable[..., np.ndarray]
 
 
-def sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
-    """``n`` cases drawn by Hypothesis with a fixed seed (derandomised, no database)."""
+def sample(strategy: st.SearchStrategy[Case], n: int, seed: int | None = None) -> list[Case]:
+    """``n`` cases drawn by Hypothesis with a fixed seed: derandomised (the same byte strings for
+    every strategy) or, with ``seed``, that seed's (so samples of several types differ)."""
     drawn: list[Case] = []
 
-    @settings(max_examples=n, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+    @settings(max_examples=n, derandomize=seed is None, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def collect(case: Case) -> None:
         drawn.append(case)
 
-    collect()
+    (collect if seed is None else hypothesis_seed(seed)(collect))()
     return drawn
 
 
@@ -234,6 +248,10 @@ BUGS: dict[str, tuple[Callable[[], Impl], list[tuple[int, str]]]] = {
     "-0 ordered below +0": (lambda: negative_zero_first, [(13, name) for name in FLOATS]),
     "high ranks": (lambda: no_high_rank, every_pair((13,))),
     "state kept between calls": (remembering, every_pair((13,))),
+    **{f"slices beyond the 512th answer 0 at ArgMin-{n}": (lambda: broken_shapes.slices_beyond_512_zero,
+                                                           every_pair((n,))) for n in VERSIONS},
+    **{f"a vector kernel's tail columns answer 0 at ArgMin-{n}": (lambda: broken_shapes.vector_tail_zero,
+                                                                  every_pair((n,))) for n in VERSIONS},
 }
 
 
@@ -253,12 +271,13 @@ def test_a_correct_implementation_is_never_flagged() -> None:
 # --- shrinking ----------------------------------------------------------------------------------
 
 def shrunk(impl: Impl, vspec: spec.VersionSpec, dtype: str, examples: int) -> Case:
-    """The misbehaving case of the smallest failing batch, as the suites report it."""
+    """The misbehaving case of the smallest failing batch, minimized, as the suites report it."""
     cases = find(semantic_cases(vspec, dtype, batch=BATCH),
                  lambda cases: first_misbehaving(impl, vspec, cases) is not None,
                  settings=settings(max_examples=examples, derandomize=True, database=None, deadline=None,
                                    suppress_health_check=list(HealthCheck)))
-    return first_misbehaving(impl, vspec, cases)
+    return minimize(first_misbehaving(impl, vspec, cases),
+                    lambda case: first_misbehaving(impl, vspec, (case,)) is not None)
 
 
 def test_a_bug_needing_one_tie_shrinks_to_a_handful_of_elements() -> None:
@@ -271,6 +290,25 @@ def test_a_bug_needing_a_long_axis_shrinks_to_just_past_the_block() -> None:
     axis = case.attributes.get("axis", VERSIONS[13].attributes["axis"].default) % case.data.ndim
     n = case.data.shape[axis]
     assert 4096 < n <= 4096 + 8 and case.data.size == n, f"reduced axis {n}, shape {case.data.shape}"
+
+
+def _slices(case: Case) -> tuple[int, int]:
+    """(slices, reduced length) of a valid case."""
+    axis = VERSIONS[case.version].effective(case.attributes)["axis"] % case.data.ndim
+    n = case.data.shape[axis]
+    return case.data.size // n, n
+
+
+def test_a_bug_past_512_slices_shrinks_to_513_short_slices() -> None:
+    case = shrunk(broken_shapes.slices_beyond_512_zero, VERSIONS[13], "int32", 200 // BATCH)
+    slices, n = _slices(case)
+    assert 513 <= slices <= 520 and n <= 3, f"{slices} slices of length {n}: {case!r}"
+
+
+def test_a_vector_tail_bug_shrinks_to_one_column_past_a_multiple_of_8() -> None:
+    case = shrunk(broken_shapes.vector_tail_zero, VERSIONS[13], "float", 200 // BATCH)
+    width = case.data.shape[-1]
+    assert 9 <= width <= 15 and case.data.size <= 3 * width, f"shape {case.data.shape}: {case!r}"
 
 
 # --- every case is what it says -----------------------------------------------------------------
@@ -307,7 +345,9 @@ def test_rejection_and_census_cases_fall_under_the_clauses_they_target(version: 
 
 @pytest.fixture(scope="module")
 def v13_cases() -> dict[str, list[Case]]:
-    return {dtype: sample(semantic_cases(VERSIONS[13], dtype), 100) for dtype in VERSIONS[13].type_names}
+    """100 cases per type, each type with its own seed: 1,200 distinct draws."""
+    return {dtype: sample(semantic_cases(VERSIONS[13], dtype), 100, seed=i)
+            for i, dtype in enumerate(VERSIONS[13].type_names)}
 
 
 def test_shape_and_attribute_partitions_occur(v13_cases: dict[str, list[Case]]) -> None:
@@ -319,6 +359,67 @@ def test_shape_and_attribute_partitions_occur(v13_cases: dict[str, list[Case]]) 
     minimum.update({f"rank:{r}": 0.01 for r in range(1, 9)})
     low = {tag: rate(cases, tag) for tag, least in minimum.items() if rate(cases, tag) < least}
     assert not low, f"partitions below their minimum rate: {low}"
+
+
+def test_shape_families_cover_what_kernels_split_on(v13_cases: dict[str, list[Case]]) -> None:
+    """Many slices, wide inner widths on and off the lanes, batches of scores, a middle axis
+    between large extents: each family at a useful rate, each within its bounds, and every case
+    within the element budget."""
+    cases = [c for group in v13_cases.values() for c in group]
+    minimum = {**{f"shape:{name}": 0.02 for name in FAMILIES}, "slices:513-8192": 0.03, "slices:8193+": 0.02,
+               **{f"inner-width:{k}": 0.005 for k in ("multiple-of-8", "multiple-of-16", "multiple-of-32")},
+               "inner-width:not-multiple-of-8": 0.03, "inner-width:1": 0.2, "inner-width:2-7": 0.1}
+    low = {tag: rate(cases, tag) for tag, least in minimum.items() if rate(cases, tag) < least}
+    assert not low, f"shape partitions below their minimum rate: {low}"
+    assert max(c.data.size for c in cases) <= ELEMENT_BUDGET
+    for case in cases:
+        family = next(t.split(":", 1)[1] for t in case.tags if t.startswith("shape:"))
+        axis = VERSIONS[13].effective(case.attributes)["axis"] % case.data.ndim
+        slices, n = _slices(case)
+        if family == "many-slices":
+            assert 2 <= n <= 8 and MANY_SLICES[0] * 0.9 <= slices <= MANY_SLICES[1], case
+        elif family == "wide-inner":
+            assert axis < case.data.ndim - 1 and WIDTH[0] <= case.data.shape[-1] <= WIDTH[1], case
+        elif family == "batch-classes":
+            assert case.data.ndim == 2, case
+        elif family == "middle-axis":
+            assert 0 < axis < case.data.ndim - 1, case
+    wide = [c.data.shape[-1] for c in cases if "shape:wide-inner" in c.tags]
+    assert {w % 8 == 0 for w in wide} == {True, False} and max(wide) >= 1024, sorted(wide)
+    assert any(w % lane == 0 and w % (2 * lane) for w in wide for lane in LANES[:2]), sorted(wide)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_floor_holds_every_special_value_family_of_each_type(version: int) -> None:
+    """Pinned cases per (version, type): valid, each family of the type present, and (but for
+    all-equal slices) the minimum never at index 0, so a kernel that loses the value is caught."""
+    vspec = VERSIONS[version]
+    for type_name in vspec.type_names:
+        tensor_type = vspec.type(type_name)
+        floor = semantic_floor(vspec, type_name)
+        families = {t for c in floor for t in c.tags if t.startswith("floor:")}
+        wanted = {"floor:extremes"} | ({"floor:signed-zero", "floor:subnormal", "floor:precision"}
+                                       if tensor_type.is_float else set())
+        assert wanted <= families, (type_name, families)
+        for case in floor:
+            assert classify(vspec, case.data, case.attributes)[0] == "semantic", case
+            if len(set(case.data.tolist())) > 1:
+                assert argmin(case.data, 0, keepdims=False) != 0, case
+        held = {tuple(c.data.tolist()) for c in floor}
+        if type_name in ("int64", "uint64"):
+            assert (2**53 + 1, 2**53) in held, "64-bit neighbours beyond 2**53"
+        if tensor_type.is_float:
+            tiny = float(ml_dtypes.finfo(tensor_type.dtype).smallest_subnormal)
+            assert (2 * tiny, tiny) in held and (np.inf, float(ml_dtypes.finfo(tensor_type.dtype).max)) in held
+            assert {"special:neg-zero", "special:subnormal", "special:inf", "special:extreme"} <= \
+                {t for c in floor for t in c.tags}
+        if tensor_type.is_float and "select_last_index" in vspec.attributes:
+            assert any(c.attributes == {"select_last_index": 1} for c in floor if "floor:signed-zero" in c.tags)
+        census = census_floor(vspec, type_name)
+        assert len(census) == (4 if tensor_type.is_float else 0)
+        for case in census:
+            kind, clauses = classify(vspec, case.data, case.attributes)
+            assert kind == "undefined" and "contains_nan" in clauses[0].when, case
 
 
 def test_value_families_occur(v13_cases: dict[str, list[Case]]) -> None:
@@ -353,6 +454,19 @@ def test_every_rejection_and_undefined_clause_is_targeted(version: int) -> None:
         assert not low, f"ArgMin-{version} {kind} clauses too rare: {low}"
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_undeclared_attributes_have_random_names_and_values_at_every_version(version: int) -> None:
+    vspec = VERSIONS[version]
+    cases = sample(rejection_cases(vspec, "C13"), 100)
+    extra = [(name, value) for c in cases for name, value in c.attributes.items() if name not in vspec.attributes]
+    assert len(extra) == len(cases), "each case adds exactly one undeclared attribute"
+    assert all(name.isidentifier() and name not in ("data", "opset") for name, _ in extra)
+    sources = {t for c in cases for t in c.tags if t.startswith("undeclared:")}
+    assert sources == {"undeclared:near-miss", "undeclared:random"} | (
+        {"undeclared:elsewhere"} if version < 12 else set()), sources
+    assert len({name for name, _ in extra}) >= 30 and len({value for _, value in extra}) >= 30
+
+
 def test_rejected_types_cover_every_type_outside_t() -> None:
     for vspec in VERSIONS.values():
         seen = {t for c in sample(rejection_cases(vspec), 400) if "reject:type" in c.tags for t in c.tags}
@@ -362,9 +476,9 @@ def test_rejected_types_cover_every_type_outside_t() -> None:
 
 def test_nan_lands_in_every_position_and_only_for_float_types() -> None:
     vspec = VERSIONS[13]
-    cases = sample(undefined_cases(vspec, "float16"), 300)
+    cases = [c for c in sample(undefined_cases(vspec, "float16"), 300) if "topic:C14" in c.tags]
     for place in ("first", "middle", "last", "all"):
-        assert rate(cases, f"nan-position:{place}") > 0.02, place
+        assert rate(cases, f"nan-position:{place}") > 0.02, place  # of the NaN cases
     assert not any("topic:C14" in c.tags for c in sample(undefined_cases(vspec, "int32"), 100))
 
 

@@ -57,6 +57,12 @@ def test_ok(runner: Runner) -> None:
     assert_ok(reply, [[0]])
     assert reply.value is not None and reply.value.dtype == np.int64
     assert 0 <= reply.seconds < TIMEOUT
+    assert not reply.by_value, "a numpy array carries the integer type the implementation chose"
+
+
+def test_an_answer_that_is_no_numpy_array_is_marked_for_reading_by_value(runner: Runner) -> None:
+    reply = runner.call(code(RAGGED), 13, {})
+    assert reply.status == "ok" and reply.by_value  # a list, whatever numpy makes of it
 
 
 def test_not_implemented_is_unsupported(runner: Runner) -> None:

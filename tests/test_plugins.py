@@ -210,6 +210,16 @@ def test_ort_rejects_an_undeclared_attribute(ort_fn: adapters.OnnxRuntimeArgMin)
         ort_fn(ROWS, opset=11, select_last_index=0)
 
 
+def test_any_case_attribute_goes_on_the_node_and_onnxruntime_rejects_an_unknown_name(
+        ort_fn: adapters.OnnxRuntimeArgMin) -> None:
+    """C13 at every version: the built-in adapters put every attribute of a case on the NodeProto,
+    so an undeclared one meets the runtime's own check (onnx.checker's 'Unrecognized attribute')."""
+    node = adapters.argmin_model(13, np.dtype(np.float32), 2, {"axis": 1, "keep_dims": -5}).graph.node[0]
+    assert {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute} == {"axis": 1, "keep_dims": -5}
+    with pytest.raises(adapters.OnnxRuntimeError, match="Unrecognized attribute: keep_dims"):
+        ort_fn(ROWS, opset=13, keep_dims=-5)
+
+
 def test_ort_rejects_types_outside_t(ort_fn: adapters.OnnxRuntimeArgMin) -> None:
     with pytest.raises(adapters.OnnxRuntimeError, match="INVALID_GRAPH"):
         ort_fn(np.array([[True, False]]), opset=13)

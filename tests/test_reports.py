@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 
 import spec
+from generators import profiles
 from reports import aggregate, write_reports
 from reports.__main__ import main
 from reports.compare import compare
 from reports.i18n import MESSAGES
 from reports.junit import to_junit
+from reports.pytest_plugin import summary_lines
 from reports.render import render_report
 from reports.replay import build_expression
 from results import CaseResult, Counterexample, Tensor, load, save, to_json
@@ -439,3 +441,50 @@ def test_matrix_page_puts_three_runs_side_by_side(tmp_path: Path) -> None:
         assert page.is_file(), target
         assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), (target, anchor)
     assert {target.split("/")[1] for target, _ in links} == {"ort", "stub", "passing"}
+
+
+# --- profiles and clause provenance ----------------------------------------------------------------
+
+def _rank0_accepted_run():
+    """ArgMin-12 passing; ArgMin-13 failing only the inferred rank-0 rejection (C11); quick profile."""
+    raw = passing_run()
+    ce = Counterexample(tensor([1.0], "float", []), {}, "must raise (rejection)", tensor([0], "int64", []),
+                        "missing-rejection", "float input of shape [] must be rejected under C11")
+    raw.results.append(CaseResult(13, "float", "rejection", "rejection", "missing-rejection", ["C11"], "C11",
+                                  ["rank:0"], "t", 0.0, ce))
+    info = dataclasses.replace(raw.info, profile_label=profiles.LABELS["quick"],
+                               profile_description=profiles.describe("quick"))
+    return dataclasses.replace(raw, info=info)
+
+
+def test_clauses_carry_their_source_and_a_verdict_resting_on_inferred_clauses_says_so() -> None:
+    raw = _rank0_accepted_run()
+    document = aggregate(raw)
+    _validate(document)
+    versions = {v["version"]: v for v in document["versions"]}
+    assert (versions[12]["verdict"], versions[12]["inferred_only"]) == ("conformant", False)
+    assert (versions[13]["verdict"], versions[13]["inferred_only"]) == ("non-conformant", True)
+    clauses = {(c["version"], c["id"]): c for c in document["clauses"]}
+    rank0, axis = clauses[13, "C11"], clauses[13, "C10"]
+    assert rank0["basis"] == "inferred" and rank0["reasoning"]["en"].startswith("For r = 0 the range")
+    assert axis["basis"] == "stated" and axis["reasoning"] == {}
+    assert axis["quotes"] == [{"in": "attribute:axis", "text": "Accepted range is [-r, r-1] where r = rank(data)."}]
+    assert document["failures"][0]["basis"] == "inferred"
+    assert document["run"]["profile_label"] == {"en": "smoke test", "zh-TW": "冒煙測試"}
+    lines = summary_lines(raw, {})
+    assert lines[1].startswith("  quick = smoke test: the special-value floor, then 32 generated cases per test")
+    v12, v13 = (next(line for line in lines if line.startswith(f"  ArgMin-{n}:")) for n in (12, 13))
+    assert "[quick profile: smoke test]" in v12 and "[quick profile: smoke test]" in v13
+    assert "failing clauses C11 (all inferred, not stated by the ONNX text" in v13 and "inferred" not in v12
+    mixed = dataclasses.replace(raw, results=[*raw.results, dataclasses.replace(raw.results[-1], clause="C12")])
+    assert not aggregate(mixed)["versions"][1]["inferred_only"], "C12 is stated: not only inferred"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_the_html_names_the_profile_and_each_clause_basis(lang: str) -> None:
+    page = render_report(aggregate(_rank0_accepted_run()), lang)
+    label = "smoke test" if lang == "en" else "冒煙測試"
+    assert page.count(f"quick {'profile' if lang == 'en' else '設定檔'}") >= 2 and label in page
+    assert MESSAGES[lang]["inferred-only"] in page
+    assert page.count('class="note basis-inferred"') >= 1 and page.count('class="note basis-stated"') >= 10
+    assert "<q lang=\"en\" translate=\"no\">Unrecognized attribute: </q>" in page

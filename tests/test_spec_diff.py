@@ -50,12 +50,12 @@ def test_11_to_12_adds_select_last_index_and_drops_the_non_empty_rule() -> None:
         ("attribute", "select_last_index", "added"),
         ("clause", "C6", "changed"),  # ties: undefined -> semantic
         ("clause", "C9", "added"),  # zero-size non-reduced axes are semantic again
-        ("clause", "C13", "removed"),  # select_last_index is no longer an undeclared attribute
         ("clause", "C16", "removed"),  # the non-empty rule is gone
         ("clause", "C18", "added"),  # select_last_index outside {0, 1} is undefined
     }
     assert changes["attribute", "select_last_index"].detail == "int, default 0, accepted {0, 1}"
     assert "kind: undefined -> semantic" in changes["clause", "C6"].detail
+    assert "basis: inferred -> stated" in changes["clause", "C6"].detail  # select_last_index states the rule
 
 
 def test_12_to_13_adds_bfloat16_and_nothing_else() -> None:

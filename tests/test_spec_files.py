@@ -6,6 +6,7 @@ checked against, so a typo in the YAML cannot hide behind code that reads the sa
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ KINDS = {
     "reject-rank-0": {1: None, 11: "rejection", 12: "rejection", 13: "rejection"},
     "negative-axis": {1: "undefined", 11: None, 12: None, 13: None},
     "reject-axis": {1: "rejection", 11: "rejection", 12: "rejection", 13: "rejection"},
-    "reject-attribute": {1: "rejection", 11: "rejection", 12: None, 13: None},
+    "reject-attribute": {v: "rejection" for v in VERSIONS},
     "reject-type": {1: "rejection", 11: "rejection", 12: "rejection", 13: "rejection"},
     "nan": {1: "undefined", 11: "undefined", 12: "undefined", 13: "undefined"},
     "keepdims-value": {1: "undefined", 11: "undefined", 12: "undefined", 13: "undefined"},
@@ -90,8 +91,6 @@ def test_keepdims_and_select_last_index(version: int) -> None:
     if version < 12:
         assert "select_last_index" not in vspec.attributes
         assert vspec.ties_choice(0) is None and vspec.ties_choice(1) is None
-        reject = _by_title(vspec, "reject-attribute")
-        assert reject.when == {"undeclared_attribute": ["select_last_index"]}
     else:
         last = vspec.attributes["select_last_index"]
         assert (last.default, last.values, last.since, last.range) == (0, (0, 1), 12, None)
@@ -115,6 +114,7 @@ def test_clause_conditions(version: int) -> None:
     assert conditions["empty-axis"] == {"reduced_axis_length": 0}
     assert conditions["reject-type"] == {"dtype_outside": "T"}
     assert conditions["keepdims-value"] == {"attribute_outside_values": "keepdims"}
+    assert conditions["reject-attribute"] == {"undeclared_attribute": True}  # any name the version does not declare
     assert conditions["reject-axis"] == ({"axis_above_range": True} if version == 1 else {"axis_outside_range": True})
     if version == 1:
         assert conditions["negative-axis"] == {"axis_below_range": True}
@@ -137,6 +137,57 @@ def test_clause_ids_are_stable_and_bilingual(version: int) -> None:
     for clause in spec.load(version).clauses:
         assert clause.text("en").strip() and clause.text("zh-TW").strip()
         assert clause.text("zh-TW") != clause.text("en")
+
+
+# --- clause provenance ---------------------------------------------------------------------------
+
+#: Clause title -> versions where it is inferred rather than stated by the ONNX text, as GUIDE
+#: sections 2 and 3b say (rank-0 rejection from the empty range [-r, r-1]; axis >= r at ArgMin-1)
+#: plus what the text is silent on (NaN, empty axes and zero-size inputs, values outside the
+#: described ones, v1/v11 ties, v1's negative axes and rank 0).
+INFERRED = {
+    "reject-rank-0": {11, 12, 13}, "reject-axis": {1}, "ties": {1, 11}, "zero-size": {1, 12, 13},
+    "nan": set(VERSIONS), "empty-axis": set(VERSIONS), "keepdims-value": set(VERSIONS),
+    "select-last-index-value": {12, 13}, "negative-axis": {1}, "rank-0": {1},
+}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_clause_is_stated_or_marked_inferred(version: int) -> None:
+    for clause in spec.load(version).clauses:
+        assert clause.source.quotes, f"ArgMin-{version} {clause.id} quotes nothing"
+        assert clause.inferred == (version in INFERRED.get(clause.title, set())), f"ArgMin-{version} {clause.id}"
+        if clause.inferred:
+            assert clause.source.reasoning("en") and clause.source.reasoning("zh-TW") != clause.source.reasoning("en")
+    attribute = _by_title(spec.load(version), "reject-attribute")
+    assert [q.where for q in attribute.source.quotes] == ["checker"], "C13 cites onnx.checker's rule"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_quotes_are_the_onnx_text_word_for_word(version: int) -> None:
+    from spec.provenance import missing
+
+    assert missing(spec.load(version)) == []
+
+
+def test_a_misquote_is_named_in_one_line() -> None:
+    from spec.provenance import missing
+
+    vspec = spec.load(13)
+    c5 = vspec.clause("C5")
+    wrong = spec.Source((spec.Quote("doc", "Computes the index of the smallest element."),))
+    altered = dataclasses.replace(vspec, clauses=(dataclasses.replace(c5, source=wrong),))
+    [line] = missing(altered)
+    assert line.startswith("argmin-13.yaml: C5: doc of ArgMin-13 in onnx ") and "'Computes the index of" in line
+    unknown = spec.Source((spec.Quote("attribute:axes", "The axes."), spec.Quote("checker", "Unknown attribute")))
+    assert len(missing(dataclasses.replace(vspec, clauses=(dataclasses.replace(c5, source=unknown),)))) == 2
+
+
+def test_quotes_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "spec", "quotes"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{sum(len(c.source.quotes) for v in spec.load_all() for c in v.clauses)} of ")
 
 
 # --- cross-check with the installed onnx package ------------------------------------------------
@@ -232,6 +283,16 @@ def _missing_statement_language(doc: dict) -> str:
     return "clauses[0].statement"
 
 
+def _missing_source(doc: dict) -> str:
+    del doc["clauses"][2]["source"]
+    return "clauses[2]"
+
+
+def _reasoning_without_quotes(doc: dict) -> str:
+    doc["clauses"][2]["source"] = {"inferred": {"en": "because", "zh-TW": "因為"}}
+    return "clauses[2].source"
+
+
 MALFORMED = {
     "missing-required-field": (_missing_operator, "'operator' is a required property"),
     "wrong-clause-kind": (_wrong_kind, "'mandatory'"),
@@ -242,6 +303,8 @@ MALFORMED = {
     "string-default": (_string_default, "'one'"),
     "since-vspec-vs-file-name": (_wrong_since_version, "does not match the file name"),
     "missing-statement-language": (_missing_statement_language, "'zh-TW' is a required property"),
+    "missing-source": (_missing_source, "'source' is a required property"),
+    "reasoning-without-quotes": (_reasoning_without_quotes, "'quotes' is a required property"),
 }
 
 

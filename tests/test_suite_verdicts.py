@@ -12,14 +12,17 @@ import pytest
 
 import zoo
 from engine.options import validate
-from engine.run import run_all
-from engine.session import Session
+from engine.plan import Task
+from engine.run import run_all, run_task
+from engine.session import Nonconformance, Session
 from generators import Case, profiles
-from results import CENSUS, CONFORMANT, verdicts
+from results import CENSUS, CONFORMANT, NON_CONFORMANT, verdicts
 
 # An index kept in 16 bits goes negative past 32,767 (out of range, C4) and wraps back into range
 # past 65,535 (a wrong index, C5): which one the search lands on first depends on the axis length.
 SAME_BUG = {"index-int16": {"C4", "C5"}}
+# Answering 0 where index 0 holds a tied minimum breaks the tie rule (C6) rather than the minimum.
+SAME_BUG.update({name: {"C5", "C6"} for name in ("slices-beyond-512-zero", "vector-tail-zero")})
 IN_PROCESS = [e for e in zoo.ENTRIES if e.bug_class not in zoo.registry.FAULT_CLASSES]
 FAULTY = [e for e in zoo.ENTRIES if e.bug_class in zoo.registry.FAULT_CLASSES and not e.correct]
 
@@ -54,6 +57,59 @@ def test_crashing_and_hanging_implementations_are_survived(entry: zoo.Entry) -> 
     assert verdicts(run.results, settings.versions)[13] != CONFORMANT
     # The run carried on after the fault: other tasks still judged cases that passed.
     assert sum(r.outcome == "pass" for r in run.results) > 50
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", ["slices-beyond-512-zero", "vector-tail-zero"])
+def test_shape_bugs_are_caught_at_every_version_with_the_standard_profile(name: str) -> None:
+    """Bugs at the boundaries kernels split on (more than 512 slices; a last dimension that is
+    not a multiple of 8) are found by the shape families, not by the pinned floor."""
+    item = zoo.entry(name)
+    settings, run = _run(item.impl, profile="standard")
+    assert verdicts(run.results, settings.versions) == dict.fromkeys(settings.versions, NON_CONFORMANT)
+    for version in settings.versions:
+        failures = [r for r in run.results if r.version == version and r.outcome == "fail"]
+        assert {r.clause for r in failures} <= SAME_BUG[name] and failures, (version, failures)
+        assert not any("family:floor" in r.tags for r in failures), "caught by a generated shape"
+
+
+SINGLE_TYPE_BUGS = [("bfloat16-flushes-subnormals", 13, "bfloat16"), ("float16-negative-zero-below", 12, "float16"),
+                    ("float16-negative-zero-below", 13, "float16")]
+
+
+@pytest.mark.parametrize(("name", "version", "type_name"), SINGLE_TYPE_BUGS)
+def test_quick_catches_single_type_special_value_bugs_on_every_seed(name: str, version: int, type_name: str) -> None:
+    """The special-value floor: a bug confined to one value family of one type is caught by the
+    quick profile on 10 seeds out of 10 (without it, 3 to 5 seeds in 11 missed such bugs)."""
+    item, caught = zoo.entry(name), []
+    profiles.register()
+    for seed in range(1, 11):
+        settings = validate({"impl": item.impl, "profile": "quick", "seed": str(seed), "isolation": "none",
+                             "versions": str(version), "dtypes": type_name})
+        session = Session(settings)
+        try:
+            run_task(session, Task("property", version, type_name), f"property::v{version}-{type_name}")
+        except Nonconformance:
+            caught.append(seed)
+        finally:
+            session.close()
+        assert any(r.outcome == "fail" and r.clause == item.violates[version] for r in session.results), seed
+    assert caught == list(range(1, 11))
+
+
+@pytest.mark.parametrize("name", ["python-lists", "big-endian-indices"])
+def test_lists_empty_lists_scalars_and_big_endian_answers_pass(name: str) -> None:
+    """Answers are read by value: a list (an empty one included, which numpy reads as float64),
+    a bare int, or int64 in big-endian byte order is conformant where its values are right."""
+    settings, run = _run(zoo.entry(name).impl, dtypes="float,int8")
+    assert verdicts(run.results, settings.versions) == dict.fromkeys(settings.versions, CONFORMANT)
+    semantic = [r for r in run.results if r.kind == "semantic"]
+    assert all(r.outcome == "pass" for r in semantic)
+    assert any("zero-size:yes" in r.tags for r in semantic), "no empty result was judged"
+    assert any("rank:1" in r.tags and "keepdims:0" in r.tags for r in semantic), "no rank-0 result was judged"
+    # Through a worker process too: whether an answer is read by value crosses the pipe.
+    settings, run = _run(zoo.entry(name).impl, isolation="process", versions="12", dtypes="float16")
+    assert verdicts(run.results, settings.versions) == {12: CONFORMANT}
 
 
 def test_census_warns_about_incoherent_nan_answers() -> None:

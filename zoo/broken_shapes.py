@@ -147,6 +147,39 @@ def zero_size_raises(data: np.ndarray, *, opset: int, **attributes: int) -> np.n
     return finish(_pick(data, request), request)
 
 
+CHUNK = 512  # slices one pass of the parallel kernel below covers
+
+
+def slices_beyond_512_zero(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Answers 0 for every slice beyond the 512th (a parallel kernel whose work split stops there).
+
+    The first 512 slices (output elements, in C order) are right. A (1000, 10) batch of scores
+    reduced over its classes answers 0 from row 512 on. Violates the minimum clause at every
+    version (the tie clause where index 0 holds a tied minimum and the last one is required)."""
+    request = parse(data, opset, attributes)
+    found = np.array(_pick(data, request), dtype=np.int64)
+    found.reshape(-1)[CHUNK:] = 0
+    return finish(found, request)
+
+
+LANES = 8  # elements per vector of the kernel below
+
+
+def vector_tail_zero(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Reducing a non-last axis, the last dimension's tail after its last multiple of 8 answers 0.
+
+    A vector kernel walks the last dimension 8 columns at a time and forgets the remainder: with a
+    last dimension of 8 or more that is not a multiple of 8, its final columns answer 0. Shape (2, 9)
+    reduced over axis 0 answers 0 in column 8. Reducing the last axis is right. Violates the
+    minimum clause at every version (the tie clause where index 0 holds a tied minimum)."""
+    request = parse(data, opset, attributes)
+    found = np.array(_pick(data, request), dtype=np.int64)
+    width = data.shape[-1] if data.ndim else 0
+    if request.axis != data.ndim - 1 and width >= LANES and width % LANES:
+        found[..., width - width % LANES:] = 0
+    return finish(found, request)
+
+
 _CACHE: dict[tuple, np.ndarray] = {}
 _KEY_BYTES = 16
 

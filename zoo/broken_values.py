@@ -175,16 +175,35 @@ def double_via_float32(data: np.ndarray, *, opset: int, **attributes: int) -> np
     return finish(_pick(data, request), request)
 
 
+def _flushed(data: np.ndarray) -> np.ndarray:
+    """Float data with its subnormals replaced by zero (what flush-to-zero hardware compares)."""
+    return np.where(np.abs(data) < ml_dtypes.finfo(data.dtype).tiny, np.zeros((), data.dtype), data)
+
+
 def flush_subnormals(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     """Runs with flush-to-zero: subnormal inputs compare as zero.
 
     float [1e-40, 5e-41] answers 0, and [0, -1e-45] answers 0 (tensorflow#77946 reported the
     latter). Violates the minimum clause at every version."""
     request = parse(data, opset, attributes)
-    if is_float(data.dtype):
-        tiny = ml_dtypes.finfo(data.dtype).tiny
-        data = np.where(np.abs(data) < tiny, np.zeros((), data.dtype), data)
-    return finish(_pick(data, request), request)
+    return finish(_pick(_flushed(data) if is_float(data.dtype) else data, request), request)
+
+
+def bfloat16_flushes_subnormals(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Only the bfloat16 kernel runs with flush-to-zero: its subnormals compare as zero.
+
+    bfloat16 [2e-40, 1e-40] answers 0; every other type is right. Violates the minimum clause at
+    v13, the only version with bfloat16 (which it correctly rejects before)."""
+    request = parse(data, opset, attributes)
+    return finish(_pick(_flushed(data) if data.dtype == ml_dtypes.bfloat16 else data, request), request)
+
+
+def _total_order(data: np.ndarray) -> np.ndarray:
+    """Unsigned keys of float data in IEEE totalOrder, where -0 is below +0."""
+    unsigned = np.dtype(f"uint{8 * data.dtype.itemsize}")
+    bits = data.view(unsigned)
+    sign = unsigned.type(1 << (8 * data.dtype.itemsize - 1))
+    return np.where(bits & sign, ~bits, bits | sign)
 
 
 def signed_zero_below_positive(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
@@ -193,12 +212,16 @@ def signed_zero_below_positive(data: np.ndarray, *, opset: int, **attributes: in
     float [0.0, -0.0] answers 1. Any index of a zero is a minimum, so this is conformant at v1
     and v11; at v12 and v13 it breaks the first-minimum tie rule."""
     request = parse(data, opset, attributes)
-    if is_float(data.dtype):
-        unsigned = np.dtype(f"uint{8 * data.dtype.itemsize}")
-        bits = data.view(unsigned)
-        sign = unsigned.type(1 << (8 * data.dtype.itemsize - 1))
-        data = np.where(bits & sign, ~bits, bits | sign)  # totalOrder keys: -0 < +0
-    return finish(_pick(data, request), request)
+    return finish(_pick(_total_order(data) if is_float(data.dtype) else data, request), request)
+
+
+def float16_negative_zero_below(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Only the float16 kernel compares by IEEE totalOrder, so there -0 counts as smaller than +0.
+
+    float16 [1, 0, -0] answers 2; every other type is right. Conformant at v1 and v11 (any index
+    of a zero is a minimum); at v12 and v13 it breaks the tie rule."""
+    request = parse(data, opset, attributes)
+    return finish(_pick(_total_order(data) if data.dtype == np.float16 else data, request), request)
 
 
 def nan_to_num_sanitizer(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:

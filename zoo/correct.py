@@ -22,6 +22,19 @@ def numpy_argmin(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarr
     return finish(kernel(data, request.axis), request)
 
 
+def python_lists(data: np.ndarray, *, opset: int, **attributes: int) -> object:
+    """Answers with Python lists (ndarray.tolist()): nested lists, [] for an empty result, an int for a rank-0 one.
+
+    The plug-in contract accepts anything numpy.asarray takes, and lists carry no integer type:
+    they are judged by their values (an empty list, which numpy reads as float64, holds none)."""
+    return numpy_argmin(data, opset=opset, **attributes).tolist()
+
+
+def big_endian_indices(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Answers int64 indices in big-endian byte order (numpy dtype '>i8'), as read back from a big-endian device."""
+    return numpy_argmin(data, opset=opset, **attributes).astype(">i8")
+
+
 def _rows(data: np.ndarray, axis: int) -> np.ndarray:
     """The slices along ``axis`` as the rows of a 2-D array."""
     moved = np.moveaxis(data, axis, -1)

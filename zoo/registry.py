@@ -73,7 +73,7 @@ _LONG_MIN[39999] = 0
 _CORRECT = tuple(
     _entry(fn, "none", {})
     for fn in (correct.numpy_argmin, correct.python_loop, correct.stable_sort, correct.blocked_two_level,
-               correct.integer_keys)
+               correct.integer_keys, correct.python_lists, correct.big_endian_indices)
 ) + tuple(_entry(fn, "census-only", {}) for fn in (correct.sticky_first_nan, correct.min_then_match,
                                                    correct.random_on_empty_axis)) + (
     _entry(faulty.abort_on_v1_negative_axis, "census-crash", {}),
@@ -90,6 +90,8 @@ _BROKEN = (
     _entry(values.select_last_floats_only, "tie-breaking", _at("C6", 12, 13),
            Witness(_a([0, 0], np.int32), {"select_last_index": 1})),
     _entry(values.signed_zero_below_positive, "signed-zero", _at("C6", 12, 13), Witness(_a([1.0, 0.0, -0.0]))),
+    _entry(values.float16_negative_zero_below, "signed-zero", _at("C6", 12, 13),
+           Witness(_a([1.0, 0.0, -0.0], np.float16))),
     # sentinels and comparisons
     _entry(values.float32_max_sentinel, "sentinel", _everywhere("C5"),
            Witness(_a([np.inf, np.finfo(np.float32).max])), Witness(_a([1e300, 1e39], np.float64))),
@@ -111,6 +113,8 @@ _BROKEN = (
     _entry(values.bfloat16_via_float16, "detour-float16", _at("C5", 13), Witness(_a([1e10, 1e5], ml_dtypes.bfloat16))),
     _entry(values.flush_subnormals, "flush-to-zero", _everywhere("C5"),
            Witness(_a([1e-40, 5e-41])), Witness(_a([0.0, -1e-45]))),
+    _entry(values.bfloat16_flushes_subnormals, "flush-to-zero", _at("C5", 13),
+           Witness(_a([2e-40, 1e-40], ml_dtypes.bfloat16))),
     _entry(values.index_int16, "index-range", _everywhere("C4"), Witness(_LONG_MIN)),
     # axes, keepdims, defaults
     _entry(shapes.negative_axis_as_zero, "negative-axis", _at("C8", 11, 12, 13), Witness(_MATRIX, {"axis": -1})),
@@ -127,6 +131,10 @@ _BROKEN = (
            Witness(np.arange(24, dtype=np.float32).reshape(2, 3, 1, 1, 4))),
     _entry(shapes.empty_short_circuit, "zero-size", _at("C9", 1, 12, 13), _NO_ROWS),
     _entry(shapes.zero_size_raises, "zero-size", _at("C9", 1, 12, 13), _NO_ROWS),
+    _entry(shapes.slices_beyond_512_zero, "many-slices", _everywhere("C5"),
+           Witness(np.tile(_a([1, 0]), (shapes.CHUNK + 88, 1)), {"axis": 1})),
+    _entry(shapes.vector_tail_zero, "vector-tail", _everywhere("C5"),
+           Witness(np.repeat(_a([[1], [0]]), shapes.LANES + 1, axis=1))),
     _entry(shapes.stale_cache, "state", _everywhere("C5"),
            Witness(_a([1, 1, 1, 1, 9, 0], np.int32), prelude=((_a([1, 1, 1, 1, 0, 9], np.int32), {}),))),
     # rejection, kernels, output type
