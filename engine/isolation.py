@@ -59,6 +59,7 @@ class Reply:
     value: np.ndarray | None  # np.asarray(return value) when status == 'ok'
     error: str | None  # 'ExceptionType: message', what happened to the worker, or the oversize answer's shape
     seconds: float
+    declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -156,7 +157,7 @@ class Runner:
         self.description: dict | None = None
         if isolation == "none":
             self._fn = resolve(impl)
-            self.description = describe(impl)
+            self.description = describe(impl, self._fn)
         else:
             # The implementation is imported only in the worker: a plug-in that crashes on
             # import, or imports a heavy runtime, never does so in the process owning the run.
@@ -189,16 +190,17 @@ class Runner:
         self.restarts += self._started > 0
         self._started += 1
 
-    def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
+    def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int], form: str | None = None) -> Reply:
+        """One call; ``form``: the model form for model-based implementations (engine.forms)."""
         if self.isolation == "none":
             # A copy, as the worker gets: an implementation that writes into its input must not
             # change the caller's array in one mode and not in the other.
-            return Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes))
-        return self._call_worker(data, version, dict(attributes))
+            return Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes, form))
+        return self._call_worker(data, version, dict(attributes), form)
 
-    def _call_worker(self, data: np.ndarray, version: int, attributes: dict[str, int]) -> Reply:
+    def _call_worker(self, data: np.ndarray, version: int, attributes: dict[str, int], form: str | None) -> Reply:
         try:
-            return self._exchange(data, version, attributes)
+            return self._exchange(data, version, attributes, form)
         except BaseException:
             # Ctrl-C (or anything else) mid-call leaves an answer in flight: never read it as the
             # next call's answer. The worker ignores SIGINT, so end it here.
@@ -207,7 +209,7 @@ class Runner:
                 self._worker = None
             raise
 
-    def _exchange(self, data: np.ndarray, version: int, attributes: dict[str, int]) -> Reply:
+    def _exchange(self, data: np.ndarray, version: int, attributes: dict[str, int], form: str | None) -> Reply:
         if self._worker is None:
             self._start()
         current = self._worker
@@ -220,7 +222,7 @@ class Runner:
                 self._worker = None
                 return Reply("crash", None, f"{problem} while loading the implementation", time.perf_counter() - start)
             start = time.perf_counter()
-        request = pickle.dumps((data, version, attributes), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps((data, version, attributes, form), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             current.conn.send_bytes(request)
             first = min(self.timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
@@ -246,11 +248,11 @@ class Runner:
                 return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
                                             f"reply may take; the worker process was killed", elapsed)
             return Reply("crash", None, _death(current.stop()), elapsed)
-        status, value, error, seconds = pickle.loads(reply)
-        if status == "crash":  # out of memory or sys.exit: the worker has ended itself
+        outcome = Reply(*pickle.loads(reply))
+        if outcome.status == "crash":  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None
-        return Reply(status, value, error, seconds)
+        return outcome
 
     def _wait(self, current: _Worker, waited: float) -> str:
         """Go on waiting for the worker's reply after ``waited`` seconds: 'answered', 'timeout',

@@ -33,8 +33,9 @@ try:
 except ImportError:  # Windows: no peak memory to read, so no memory limit
     resource = None
 
-# (status, value, error, seconds): a plain tuple, so the worker needs nothing from isolation.py.
-Outcome = tuple[str, "np.ndarray | None", "str | None", float]
+# (status, value, error, seconds, declared output shape): a plain tuple, so the worker needs
+# nothing from isolation.py.
+Outcome = tuple[str, "np.ndarray | None", "str | None", float, "tuple | None"]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
@@ -117,29 +118,38 @@ def _peak_resident() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, others KiB
 
 
-def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Outcome:
+def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int],
+         form: str | None = None) -> Outcome:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
-    is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)"""
+    is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)
+    With a model ``form`` (model-based implementations only, see engine.forms) the adapter
+    answers through the model of that form, and says which output shape it declared."""
     start = time.perf_counter()
+    declared = None
     try:
-        result = fn(data, opset=version, **attributes)
+        if form is None:
+            result = fn(data, opset=version, **attributes)
+        else:
+            answer = fn.answer(form, data, version, attributes)
+            result, declared = answer.value, answer.declared
         seconds = time.perf_counter() - start
         value, error = _as_array(result)
     except NotImplementedError as exc:
-        return "unsupported", None, _describe(exc), time.perf_counter() - start
+        return "unsupported", None, _describe(exc), time.perf_counter() - start, None
     except MemoryError as exc:  # not a rejection of the input: the implementation could not do its work
-        return "crash", None, f"out of memory: {_describe(exc)}", time.perf_counter() - start
+        return "crash", None, f"out of memory: {_describe(exc)}", time.perf_counter() - start, None
     except SystemExit as exc:
         # sys.exit() inside the implementation ends a worker; report it the same way in-process.
-        return "crash", None, _cut(f"the implementation called sys.exit({exc.code!r})"), time.perf_counter() - start
+        return ("crash", None, _cut(f"the implementation called sys.exit({exc.code!r})"),
+                time.perf_counter() - start, None)
     except Exception as exc:
-        return "raised", None, _describe(exc), time.perf_counter() - start
+        return "raised", None, _describe(exc), time.perf_counter() - start, None
     if error is not None:
-        return "raised", None, error, seconds
+        return "raised", None, error, seconds, None
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
-        return "oversize", None, too_large, seconds
-    return "ok", value, None, seconds
+        return "oversize", None, too_large, seconds, None
+    return "ok", value, None, seconds, declared
 
 
 def _encode(outcome: Outcome) -> bytes:
@@ -150,18 +160,18 @@ def _encode(outcome: Outcome) -> bytes:
         kind = type(value.flat[0]).__name__ if value is not None and value.size else "value"
         error = _cut(f"TypeError: returned {kind} objects, which cannot be sent back from the worker process "
                      f"({_describe(exc)})")
-        return pickle.dumps(("raised", None, error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(("raised", None, error, outcome[3], None), protocol=pickle.HIGHEST_PROTOCOL)
     if len(encoded) > ANSWER_CAP:  # objects can take far more room than their array's nbytes says (texts are cut)
         error = (f"returned {value.dtype} values of shape {value.shape} taking {format_size(len(encoded))} to send, "
                  f"over the {format_size(ANSWER_CAP)} any answer may take; not kept")
-        return pickle.dumps(("oversize", None, error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(("oversize", None, error, outcome[3], None), protocol=pickle.HIGHEST_PROTOCOL)
     return encoded
 
 
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
-    is or why it did not load, then answer requests ``(data, version, attributes)`` until the
-    parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
+    is or why it did not load, then answer requests ``(data, version, attributes, form)`` until
+    the parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
     # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
     # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
     # have the case in flight recorded as a crash.
@@ -173,7 +183,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
 
     try:
         fn = resolve(impl)
-        description = describe(impl)
+        description = describe(impl, fn)
     except UsageError as exc:
         conn.send_bytes(pickle.dumps(("error", str(exc))))
         return
@@ -184,14 +194,14 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
             request = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        data, version, attributes = pickle.loads(request)
-        outcome = call(fn, data, version, attributes)
+        data, version, attributes, form = pickle.loads(request)
+        outcome = call(fn, data, version, attributes, form)
         now = time.monotonic()
         if memory_limit is not None and outcome[0] != "crash" and (
                 outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
             checked, peak = now, _peak_resident()
             if peak > memory_limit:
-                outcome = ("crash", None, out_of_memory(peak, memory_limit), outcome[3])
+                outcome = ("crash", None, out_of_memory(peak, memory_limit), outcome[3], None)
         conn.send_bytes(_encode(outcome))
         if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
             return
