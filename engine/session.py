@@ -84,6 +84,7 @@ class Session:
         self.slowest_ok = 0.0
         self.state: _TestState | None = None
         self.test_id = ""
+        self.form: str | None = None  # the model form of the current test (engine.forms)
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -93,7 +94,7 @@ class Session:
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         self.runner.timeout = self._timeout()
-        reply = self.runner.call(data, version, attributes)
+        reply = self.runner.call(data, version, attributes, self.form)
         if reply.status == "timeout":
             self.timeouts += 1
         elif reply.status == "ok":
@@ -101,8 +102,8 @@ class Session:
         return reply
 
     # -- one test ----------------------------------------------------------------------------
-    def begin(self, test_id: str) -> None:
-        self.state, self.test_id = _TestState(), test_id
+    def begin(self, test_id: str, form: str | None = None) -> None:
+        self.state, self.test_id, self.form = _TestState(), test_id, form
 
     def check(self, case: Case, suite: str) -> None:
         """Judge one case (and its twin); raise Nonconformance when it fails in a way not yet
@@ -119,8 +120,9 @@ class Session:
                     self.stream.found(found)
                 state.current = (judgement, failure)
                 self._remember(key_of(judgement, failure), judgement)
+                where = f" ({self.form} model)" if self.form else ""
                 raise Nonconformance(f"[{failure.clause}] {failure.problem} on {case.type_name}"
-                                     f"{list(judgement.case.data.shape)} with {dict(judgement.case.attributes)}")
+                                     f"{list(judgement.case.data.shape)} with {dict(judgement.case.attributes)}{where}")
 
     def _judged(self, case: Case, suite: str) -> list[Judgement]:
         """The case's judgement and, for a valid case with a twin, the twin's."""
@@ -146,7 +148,7 @@ class Session:
             self.faults += 1
         judgement = judge(spec.load(case.version), case, reply, suite,
                           lambda data, attributes: self.call(data, case.version, attributes))
-        judgement.result.test = self.test_id
+        judgement.result.test, judgement.result.form = self.test_id, self.form
         state.settled[key] = judgement
         searching = state.current is None
         if record and searching and not any(key_of(judgement, f) not in state.aside for f in judgement.failures):

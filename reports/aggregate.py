@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from itertools import pairwise
 from typing import Any
@@ -20,7 +20,7 @@ from results.verdict import judged, reason, verdict
 from spec.diff import diff
 
 from . import census, clauses
-from .replay import display_values, snippet
+from .replay import display_values, snippet, standalone
 
 SCHEMA = "argmin-conformance/report/2"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
@@ -65,6 +65,7 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "incomplete_reason": None if info.incomplete_reason is None else str(info.incomplete_reason),
         "cases_run": len(raw.results), "census_records": len(raw.census),
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
+        "forms": None if info.forms is None else [str(f) for f in info.forms],
     }
 
 
@@ -131,12 +132,15 @@ def _failures(raw: RawRun) -> list[dict]:
     for result in raw.results:
         if result.outcome in ("pass", CENSUS):
             continue
-        key = (result.version, result.clause or "", result.type_name, result.problem or result.outcome)
+        key = (result.version, result.clause or "", result.type_name, result.problem or result.outcome,
+               result.form or "")
         seen[key] += 1
         if key not in chosen or _rank(result) <= _rank(chosen[key]):
             chosen[key] = result
+    impl = raw.info.impl_portable or raw.info.impl
+    order = _form_order(raw)
     entries = []
-    for key in sorted(chosen, key=lambda k: (k[0], _clause_number(k[1]), k[2], k[3])):
+    for key in sorted(chosen, key=lambda k: (k[0], _clause_number(k[1]), k[2], k[3], order(k[4]))):
         result = chosen[key]
         vspec = _spec(result.version)
         clause = _find_clause(vspec, result.clause)
@@ -154,8 +158,41 @@ def _failures(raw: RawRun) -> list[dict]:
                 "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
                           "actual": _tensor(e.actual)} for e in ce.also],
             },
-            "replay": snippet(raw.info.impl, result.version, ce) if ce else None,
+            "form": result.form,
+            "replay": snippet(impl, result.version, ce, kind=result.kind, clause=result.clause,
+                              form=result.form) if ce else None,
+            "standalone": standalone(impl, result.version, ce, kind=result.kind, clause=result.clause,
+                                     form=result.form) if ce else None,
         })
+    return entries
+
+
+def _form_order(raw: RawRun) -> Callable[[str], int]:
+    """Model forms in the order the run ran them (the run records it); others first."""
+    forms = list(raw.info.forms or [])
+    return lambda form: forms.index(form) if form in forms else -1
+
+
+def _forms(raw: RawRun, versions: list[int]) -> list[dict]:
+    """Per model form and version: the cases judged in that form and how they ended, so that a
+    runtime that fails only with static shapes or constant folding shows where. Empty for a
+    function plug-in (no forms)."""
+    tallies: dict[tuple[str, int], list[CaseResult]] = defaultdict(list)
+    for result in raw.results:
+        if result.form:
+            tallies[result.form, result.version].append(result)
+    entries = []
+    for form in sorted({form for form, _ in tallies}, key=_form_order(raw)):
+        for version in versions:
+            mine = tallies.get((form, version), [])
+            judged_here = [r for r in mine if r.outcome != CENSUS]
+            tally = counts(r.outcome for r in judged_here)
+            entries.append({
+                "form": form, "version": version, "cases": len(judged_here), "counts": tally,
+                "outcome": worst(tally),
+                "failing_clauses": sorted({r.clause for r in judged_here if r.outcome != "pass" and r.clause},
+                                          key=_clause_number),
+            })
     return entries
 
 
@@ -246,6 +283,7 @@ def aggregate(raw: RawRun) -> dict:
         "types": types,
         "clauses": clauses.rows(raw, versions, census_entries, counts, worst, _spec),
         "matrix": _matrix(raw, versions, types),
+        "forms": _forms(raw, versions),
         "failures": _failures(raw),
         "census": census_entries,
         "coverage": _coverage(raw, versions, types),

@@ -71,6 +71,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "problem": "Problem",
         "message": "Explanation",
         "replay": "Replay",
+        "replay-note": "Run it as a file with the Python that ran the suite; it fails while the implementation "
+                       "still gets this input wrong.",
+        "standalone": "Standalone reproducer",
+        "standalone-note": "Needs only numpy, onnx and the runtime (the model is built inline): fit to attach to a "
+                           "bug report upstream.",
+        "forms": "Model forms",
+        "forms-note": "The same kinds of cases given to the runtime as a model with symbolic input dimensions, "
+                      "with the static input shape, and with the input as a constant the runtime may fold. Each "
+                      "form is judged on its own.",
+        "form": "model form",
+        "form-symbolic": "symbolic dimensions",
+        "form-static": "static shape",
+        "form-initializer": "constant input (initializer)",
+        "failing-clauses": "failing clauses",
         "test": "Test",
         "occurrences": "{n} failing case(s) of this kind",
         "not-minimized": "Shrinking was cut short: this input may not be minimal.",
@@ -206,6 +220,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "problem": "問題",
         "message": "說明",
         "replay": "重現",
+        "replay-note": "請以執行本測試套件的 Python 將其存成檔案執行；只要實作仍算錯此輸入，它就會失敗。",
+        "standalone": "獨立重現程式",
+        "standalone-note": "只需要 numpy、onnx 與該執行環境（模型在程式內建立）：可直接附在向上游回報的錯誤報告中。",
+        "forms": "模型形式",
+        "forms-note": "同類案例以三種模型交給執行環境：輸入維度為符號、輸入形狀為靜態、輸入為可被常數折疊的常數。"
+                      "每種形式分別判定。",
+        "form": "模型形式",
+        "form-symbolic": "符號維度",
+        "form-static": "靜態形狀",
+        "form-initializer": "常數輸入（initializer）",
+        "failing-clauses": "失敗條款",
         "test": "測試",
         "occurrences": "同類失敗案例 {n} 個",
         "not-minimized": "縮減過程中途停止：此輸入可能不是最小反例。",

@@ -74,6 +74,7 @@ class CaseResult:
     counterexample: Counterexample | None = None
     violated: list[str] = field(default_factory=list)
     problem: str | None = None  # the deciding failure's problem (dtype, not-a-minimum, crash, ...)
+    form: str | None = None  # the model form (symbolic, static, initializer); None for a function plug-in
 
 
 # What an implementation did with a census input. Only "returned" and "raised" can make a
@@ -119,6 +120,8 @@ class RunInfo:
     timeout_s: float = 10.0
     lang: str = "en"
     memory_limit_bytes: int | None = None  # the worker's memory limit (process isolation); None: none
+    forms: list[str] | None = None  # model forms run (model-based implementations only)
+    impl_portable: str | None = None  # impl with any file path made absolute: what replay snippets load
 
 
 @dataclass
