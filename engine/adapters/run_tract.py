@@ -4,6 +4,7 @@ then typed (``into_model``: tract's own shape and type inference) and optimised 
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -32,7 +33,13 @@ def _message(exc: Exception) -> str:
 
 
 class TractArgMin(ModelArgMin):
+    device = "CPU"  # tract computes on the CPU only
+
     def __init__(self) -> None:
+        # tract's errors capture a Rust backtrace where RUST_BACKTRACE is set, about 0.2 s each,
+        # which we then drop from the message; RUST_LIB_BACKTRACE=0 skips capturing it (a panic
+        # still prints its own). Read at tract's first error, so setting it here is in time.
+        os.environ["RUST_LIB_BACKTRACE"] = "0"
         import tract
 
         super().__init__()
