@@ -114,6 +114,11 @@ def _backend_module(impl: str) -> ModuleType:
     return module
 
 
+def _model_parts(impl: str) -> tuple[str, str]:
+    """MODULE_OR_PATH and FUNCTION of a ``model:`` --impl value."""
+    return _split(impl, impl[len(_MODEL_PREFIX):], "model:MODULE_OR_PATH:FUNCTION")
+
+
 def _builtin(impl: str) -> tuple[str, str | None] | None:
     """(built-in name, its argument: execution provider or device) of a built-in --impl value."""
     if impl in (REFERENCE, TRACT):
@@ -162,11 +167,7 @@ def check(impl: str) -> None:
         if not impl[len(_BACKEND_PREFIX):]:
             raise UsageError(f"--impl {impl!r} names no module; write backend:MODULE, e.g. backend:onnxruntime.backend")
         return
-    if impl.startswith(_MODEL_PREFIX):
-        target, _ = _split(impl, impl[len(_MODEL_PREFIX):], "model:MODULE_OR_PATH:FUNCTION")
-    else:
-        target, _ = _split(impl)
-    _check_target(impl, target)
+    _check_target(impl, (_model_parts(impl) if impl.startswith(_MODEL_PREFIX) else _split(impl))[0])
 
 
 def _runtime(impl: str, name: str) -> None:
@@ -224,8 +225,7 @@ def resolve(impl: str) -> Callable[..., Any]:
     if impl.startswith(_BACKEND_PREFIX):
         return adapters.BackendArgMin(_backend_module(impl))
     if impl.startswith(_MODEL_PREFIX):
-        target, name = _split(impl, impl[len(_MODEL_PREFIX):], "model:MODULE_OR_PATH:FUNCTION")
-        return adapters.ModelPluginArgMin(_load(impl, target, name))
+        return adapters.ModelPluginArgMin(_load(impl, *_model_parts(impl)))
     return _load(impl, *_split(impl))
 
 
@@ -277,7 +277,7 @@ def _referenced(module: ModuleType) -> dict[str, str | None]:
     return dict(sorted(found.items(), key=lambda item: (item[0] in _GENERIC, item[0])))
 
 
-def _plugin(impl: str, target: str) -> dict[str, Any]:
+def _plugin(target: str) -> dict[str, Any]:
     """A user's module or file: its own distribution if it is installed as one, else the runtime
     its code references. A file is named by its base name: no local path enters the report."""
     if _is_path(target):
@@ -300,11 +300,13 @@ def describe(impl: str, fn: Callable[..., Any] | None = None) -> dict[str, Any]:
     fn = resolve(impl) if fn is None else fn
     builtin = _builtin(impl)
     if builtin is None and impl.startswith(_MODEL_PREFIX):
-        return _plugin(impl, _split(impl, impl[len(_MODEL_PREFIX):], "model:MODULE_OR_PATH:FUNCTION")[0])
+        return _plugin(_model_parts(impl)[0])
     if builtin is None and not impl.startswith(_BACKEND_PREFIX):
-        return _plugin(impl, _split(impl)[0])
-    module = {DEFAULT_IMPL: "onnxruntime", REFERENCE: "onnx.reference", _OPENVINO: "openvino",
-              TRACT: "tract"}[builtin[0]] if builtin else impl[len(_BACKEND_PREFIX):]
+        return _plugin(_split(impl)[0])
+    if builtin is None:
+        module = impl[len(_BACKEND_PREFIX):]
+    else:  # the runtime's module is named as its distribution, but for onnx's reference evaluator
+        module = "onnx.reference" if builtin[0] == REFERENCE else RUNTIMES[builtin[0]]
     distribution, version = _distribution(module)
     description = {"module": module, "distribution": distribution, "version": version,
                    "device": getattr(fn, "provider", None) or getattr(fn, "device", None)}

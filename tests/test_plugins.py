@@ -161,7 +161,7 @@ def test_import_error_message_is_kept_on_one_line(tmp_path: Path) -> None:
     ("onnxruntime", "onnxruntime", "onnxruntime", "CPUExecutionProvider"),
     ("onnx-reference", "onnx.reference", "onnx", None),
     ("openvino", "openvino", "openvino", "CPU"),
-    ("tract", "tract", "tract", None),
+    ("tract", "tract", "tract", "CPU"),
     ("backend:onnxruntime.backend", "onnxruntime.backend", "onnxruntime", "CPU"),
 ])
 def test_describe_builtins(impl: str, module: str, distribution: str, device: str | None) -> None:
