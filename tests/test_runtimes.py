@@ -11,6 +11,10 @@ import pytest
 from engine import adapters
 from engine.forms import FORMS
 from engine.isolation import Runner
+from engine.options import validate
+from engine.run import run_all
+from generators import profiles
+from results import CENSUS
 
 ROWS = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, -1.0]], dtype=np.float32)  # a tie in the second row
 
@@ -96,3 +100,35 @@ def test_tract_axis_out_of_range_is_a_crash_not_a_rejection() -> None:
         after = runner.call(ROWS, 13, {"axis": 1}, "static")
         assert after.status == "ok" and after.value.tolist() == [[1], [1]] and after.declared == (2, 1)
         assert runner.restarts == 1
+
+
+# --- the whole suite against the real runtimes (long: nox -s e2e) -----------------------------
+
+def _failing(impl: str, dtypes: str) -> dict[str, set[str]]:
+    """Failing clause -> failing types, of a quick ArgMin-13 run through process isolation."""
+    profiles.register()
+    settings = validate({"impl": impl, "profile": "quick", "seed": "5", "versions": "13", "dtypes": dtypes})
+    failing: dict[str, set[str]] = {}
+    for result in run_all(settings).results:
+        if result.outcome not in ("pass", CENSUS):
+            failing.setdefault(result.clause, set()).add(result.type_name)
+    return failing
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_openvinos_known_bugs() -> None:
+    """OpenVINO CPU compares doubles at float32 precision and narrows uint32, and accepts bool at
+    ArgMin-13 (GUIDE 3b); float and int32 it gets right."""
+    failing = _failing("openvino", "double,float,int32,uint32")
+    assert {"double", "uint32"} <= failing.get("C5", set()) and not {"float", "int32"} & failing.get("C5", set())
+    assert "bool" in failing.get("C12", set())
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_tracts_known_bugs() -> None:
+    """tract answers 0 for [inf, FLT_MAX], has no uint32 ArgMin (unsupported, C1), and an axis out
+    of range kills the process (a crash on a rejection clause); int32 it gets right."""
+    failing = _failing("tract", "float,int32,uint32")
+    assert "float" in failing.get("C5", set()) and "int32" not in failing.get("C5", set())
+    assert failing.get("C1") == {"uint32"}
+    assert "C10" in failing
