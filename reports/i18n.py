@@ -61,8 +61,8 @@ MESSAGES: dict[str, dict[str, str]] = {
                       "clauses are never counted against conformance: what the implementation does is recorded "
                       "in the census.",
         "failures-none": "No failures.",
-        "failures-note": "One entry per distinct failure (version, clause, type, problem), with the smallest "
-                         "counterexample found.",
+        "failures-note": "One entry per distinct failure (version, clause, type, problem, model form), with the "
+                         "smallest counterexample found.",
         "input": "Input",
         "attributes": "Attributes",
         "expected": "Expected",
@@ -211,7 +211,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "kinds-note": "語意條款完全決定結果；拒絕條款要求回報錯誤；未定義條款從不計入符合性判定，實作的行為記錄"
                       "於普查中。",
         "failures-none": "沒有失敗案例。",
-        "failures-note": "每個不同的失敗（版本、條款、型別、問題）列一項，並附上找到的最小反例。",
+        "failures-note": "每個不同的失敗（版本、條款、型別、問題、模型形式）列一項，並附上找到的最小反例。",
         "input": "輸入",
         "attributes": "屬性",
         "expected": "預期結果",
