@@ -110,16 +110,20 @@ def _local(requirement: str) -> bool:
     return os.path.exists(requirement)
 
 
-def _venv(session: nox.Session, installs: list[str]) -> Path:
-    """The virtualenv for exactly this set of installs, ``.nox/conformance-<hash>``: created
-    once and reused, so switching between implementations does not reinstall them. pip runs
-    again only when the virtualenv is new or an install is a local path (its code may have
-    changed since)."""
+def _venv(session: nox.Session, installs: list[str]) -> Path | str:
+    """The Python of the virtualenv for exactly this set of installs, ``.nox/conformance-<hash>``:
+    created once and reused, so switching between implementations does not reinstall them. pip
+    runs again only when the virtualenv is new or an install is a local path (its code may have
+    changed since). With nox's --no-install (or -R) nothing is created or installed: the
+    virtualenv if it exists, else the ``python`` of the environment nox runs in."""
     wanted = sorted({str(Path(i).resolve()) if _local(i) else i for i in installs})
     digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:10]
     where = Path(".nox") / f"conformance-{digest}"
     python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     marker = where / "argmin-installs.json"
+    # nox keeps its command line's --no-install on the runner's global config (no public accessor).
+    if session._runner.global_config.no_install:
+        return python if python.exists() else "python"
     if not python.exists():
         session.log(f"creating {where} for: {' '.join(wanted)}")
         session.run(sys.executable, "-m", "virtualenv", "-q", str(where), external=True)
