@@ -98,8 +98,9 @@ def test_a_runtime_that_declares_wrong_shapes_is_caught(monkeypatch: pytest.Monk
     run = run_all(_settings(versions="13", dtypes="float"))
     failed = [r for r in run.results if r.outcome == "fail"]
     assert failed and {r.clause for r in failed} == {spec.load(13).clause_for_check("output-shape").id}
-    assert {r.counterexample.problem for r in failed} == {"declared-shape"}
-    assert "declares the output shape" in failed[0].counterexample.message
+    assert {r.problem for r in failed} == {"declared-shape"}
+    shown = [r.counterexample for r in failed if r.counterexample is not None]
+    assert shown and all("declares the output shape" in ce.message for ce in shown)
     assert verdicts(run.results, (13,))[13] != CONFORMANT
 
 

@@ -58,7 +58,8 @@ def test_snippets_reach_the_suites_verdict(tmp_path: Path, impl: str, form: str 
     judged = judge(vspec, Case(version, data, attributes), reply, "property",
                    lambda d, a: Reply(*call(resolve(impl), d, version, a, form)))
     result = judged.result
-    ce = judged.evidence() if judged.evidence else Counterexample(to_tensor(data), attributes, None, None, "", "")
+    ce = judged.evidence(judged.failures[0]) if judged.failures else \
+        Counterexample(to_tensor(data), attributes, None, None, "", "")
     scripts = [snippet(portable(impl), version, ce, kind=result.kind, clause=result.clause, form=form)]
     other = standalone(portable(impl), version, ce, kind=result.kind, clause=result.clause, form=form)
     assert (other is None) == (form is None)  # only for runtimes the suite builds models for
