@@ -4,12 +4,22 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import signal
 import sys
+from pathlib import Path
 
 import nox
+
+# The --impl grammar is read from the suite itself (engine.plugins imports only the standard
+# library); the checkout leaves the import path again so its generic folder names shadow nothing.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine.plugins import DEFAULT_IMPL, runtime_distribution
+
+sys.path.pop(0)
 
 nox.options.default_venv_backend = "virtualenv"
 nox.options.sessions = ["tests", "lint"]
@@ -84,17 +94,62 @@ def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-@nox.session
+def _impl(args: list[str]) -> str:
+    """The --impl value among the suite's arguments (the last one wins, as in argparse)."""
+    found = DEFAULT_IMPL
+    for i, arg in enumerate(args):
+        if arg == "--impl" and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith("--impl="):
+            found = arg.split("=", 1)[1]
+    return found
+
+
+def _local(requirement: str) -> bool:
+    """A requirement that names a folder or file here (pip installs the code as it is now)."""
+    return os.path.exists(requirement)
+
+
+def _venv(session: nox.Session, installs: list[str]) -> Path | str:
+    """The Python of the virtualenv for exactly this set of installs, ``.nox/conformance-<hash>``:
+    created once and reused, so switching between implementations does not reinstall them. pip
+    runs again only when the virtualenv is new or an install is a local path (its code may have
+    changed since). With nox's --no-install (or -R) nothing is created or installed: the
+    virtualenv if it exists, else the ``python`` of the environment nox runs in."""
+    wanted = sorted({str(Path(i).resolve()) if _local(i) else i for i in installs})
+    digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:10]
+    where = Path(".nox") / f"conformance-{digest}"
+    python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    marker = where / "argmin-installs.json"
+    # nox keeps its command line's --no-install on the runner's global config (no public accessor).
+    if session._runner.global_config.no_install:
+        return python if python.exists() else "python"
+    if not python.exists():
+        session.log(f"creating {where} for: {' '.join(wanted)}")
+        session.run(sys.executable, "-m", "virtualenv", "-q", str(where), external=True)
+    if not marker.exists() or json.loads(marker.read_text()) != wanted or any(map(_local, wanted)):
+        session.run(str(python), "-m", "pip", "install", "-q", *wanted, external=True)
+        marker.write_text(json.dumps(wanted))
+    else:
+        session.log(f"reusing {where} (installed: {' '.join(wanted)})")
+    return python
+
+
+@nox.session(venv_backend="none")
 def conformance(session: nox.Session) -> None:
     """Run the suites against one implementation: ``nox -s conformance -- --impl SPEC [options]``.
 
     ``--install REQUIREMENT_OR_PATH`` (repeatable) pip-installs the implementation under test into
-    the session first. Exit status: 0 conformant, 1 non-conformant, 2 the run could not be carried out."""
+    the session first; a built-in's runtime (openvino, tract) is installed when it is asked for.
+    Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
+    1 non-conformant, 2 the run could not be carried out."""
     installs, args = _pop_installs(list(session.posargs))
-    session.install(*RUNTIME, *installs)
+    runtime = runtime_distribution(_impl(args))
+    python = _venv(session, [*RUNTIME, *installs, *([runtime] if runtime else [])])
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
-        session.run("python", "-m", "suites", *args, interrupt_timeout=STOP_S, terminate_timeout=REPORT_S)
+        session.run(str(python), "-m", "suites", *args, external=True, interrupt_timeout=STOP_S,
+                    terminate_timeout=REPORT_S)
     except KeyboardInterrupt:
         sys.exit(2)  # the suite's status for an interrupted run; nox does not pass it on
     except nox.command.CommandFailed as failed:

@@ -55,7 +55,7 @@ def _resident(pid: int) -> int:
         return 0
 
 
-Call = tuple[np.ndarray, int, Mapping[str, int]]  # data, version, attributes
+Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
 
 
 @dataclass
@@ -68,6 +68,7 @@ class Reply:
     error: str | None  # 'ExceptionType: message', what happened to the worker, or the oversize answer's shape
     seconds: float
     by_value: bool = False  # the answer was no numpy array or scalar: judged by its values
+    declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -124,14 +125,14 @@ class _Arena:
         """The calls as sent: large inputs copied into the arena (their place, dtype and shape
         sent instead), the rest as they are, until the arena is full."""
         packed, offset = [], 0
-        for data, version, attributes in calls:
+        for data, version, attributes, form in calls:
             size = data.nbytes
             if size >= worker.SHARED_MIN_BYTES and offset + size <= self.SIZE:
                 self.view[offset:offset + size] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-                packed.append(((offset, data.dtype, data.shape), version, dict(attributes)))
+                packed.append(((offset, data.dtype, data.shape), version, dict(attributes), form))
                 offset += -(-size // 64) * 64  # aligned for any dtype
             else:
-                packed.append((data, version, dict(attributes)))
+                packed.append((data, version, dict(attributes), form))
         return packed
 
 
@@ -214,7 +215,7 @@ class Runner:
         self.description: dict | None = None
         if isolation == "none":
             self._fn = resolve(impl)
-            self.description = describe(impl)
+            self.description = describe(impl, self._fn)
         else:
             # The implementation is imported only in the worker: a plug-in that crashes on
             # import, or imports a heavy runtime, never does so in the process owning the run.
@@ -247,8 +248,9 @@ class Runner:
         self.restarts += self._started > 0
         self._started += 1
 
-    def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
-        return self.call_many([(data, version, attributes)])[0]
+    def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int], form: str | None = None) -> Reply:
+        """One call; ``form``: the model form for model-based implementations (engine.forms)."""
+        return self.call_many([(data, version, attributes, form)])[0]
 
     def call_many(self, calls: Sequence[Call]) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
@@ -257,8 +259,8 @@ class Runner:
         if self.isolation == "none":
             # A copy, as the worker gets: an implementation that writes into its input must not
             # change the caller's array in one mode and not in the other.
-            return [Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes))
-                    for data, version, attributes in calls]
+            return [Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes, form))
+                    for data, version, attributes, form in calls]
         replies: list[Reply] = []
         while len(replies) < len(calls):
             replies += self._call_worker(calls[len(replies):])

@@ -13,7 +13,7 @@ from results import CaseResult, CensusRecord, Counterexample, Example
 from results.digest import answer_digest, input_digest
 from results.tensors import to_tensor
 from spec import VersionSpec
-from spec.oracle import Expectation, expect, read, verify, violations
+from spec.oracle import Expectation, Violation, expect, read, verify, violations
 
 from . import census
 from .isolation import Reply
@@ -150,14 +150,29 @@ def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation,
         outcome = _ON_VALID[reply.status]
         return [Failure(clause, outcome, f"valid input answered with {reply.status}: {reply.error}")]
     found = violations(vspec, expectation, case.data, reply.value, by_value=reply.by_value)
+    declared = declared_shape(vspec, expectation, reply.declared)  # the answer aside: nothing to re-ask about it
+    also = [] if declared is None else [Failure(declared.clause.id, declared.problem, declared.message)]
     if not found:
-        return []
+        return also
     first, *rest = found
     # A wrong output type is C2 whatever the input; other first violations may have a sharper cause.
     clause_id, why = (first.clause.id, "") if first.problem == "dtype" else \
         _reattribute(vspec, case, first.clause.id, call)
     failures = [Failure(clause_id, first.problem, first.message + (f" ({why})" if why else ""))]
-    return failures + [Failure(v.clause.id, v.problem, v.message) for v in rest]
+    return failures + [Failure(v.clause.id, v.problem, v.message) for v in rest] + also
+
+
+def declared_shape(vspec: VersionSpec, expectation: Expectation, declared: tuple | None) -> Violation | None:
+    """The output-shape clause for the shape a model-based runtime declared for its compiled model
+    (where it declares one): the rank, and every length it claims to know."""
+    if declared is None:
+        return None
+    expected = (expectation.first if expectation.first is not None else expectation.last).shape
+    if len(declared) == len(expected) and all(d is None or d == e for d, e in zip(declared, expected, strict=False)):
+        return None
+    shown = "[" + ", ".join("?" if d is None else str(d) for d in declared) + "]"
+    return Violation(vspec.clause_for_check("output-shape"), "declared-shape",
+                     f"the compiled model declares the output shape {shown}, expected {list(expected)}")
 
 
 def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:

@@ -14,8 +14,9 @@ import spec
 from generators import profiles
 from results import RunInfo
 
+from . import forms
 from .isolation import ISOLATION_MODES
-from .plugins import UsageError, check
+from .plugins import UsageError, check, model_based, portable
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
 
 LANGS = ("en", "zh-TW")
@@ -25,8 +26,13 @@ _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100
 
 # name, metavar, help, default; every option takes one value.
 OPTIONS = (
-    ("--impl", "SPEC", "implementation under test: module:function, path/to/file.py:function, onnxruntime[:PROVIDER], "
-                       "onnx-reference or backend:MODULE", "onnxruntime"),
+    ("--impl", "SPEC", "implementation under test: module:function, path/to/file.py:function, "
+                       "model:MODULE_OR_PATH:FUNCTION, onnxruntime[:PROVIDER], onnx-reference, openvino[:DEVICE], "
+                       "tract or backend:MODULE", "onnxruntime"),
+    ("--forms", "LIST", "model forms for implementations the suite builds models for: "
+                        f"{','.join(forms.FORMS)} (default: all; "
+                        + ", ".join(f"{form} on {share:.0%} of the cases" for form, share in forms.SHARES.items())
+                        + ")", None),
     ("--versions", "LIST", "comma-separated ArgMin versions to test", None),
     ("--dtypes", "LIST", "comma-separated element types: restricts the claim to this subset of T", None),
     ("--profile", "NAME", "generated cases per test, after the special-value floor: "
@@ -54,6 +60,7 @@ class Settings:
     isolation: str
     lang: str
     memory_limit: int | None  # resident bytes the worker process may hold; None: no limit
+    forms: tuple[str, ...] | None = None  # model forms (engine.forms); None for a plain function plug-in
 
 
 def _split(text: str) -> list[str]:
@@ -124,7 +131,20 @@ def validate(values: dict[str, str | None]) -> Settings:
     impl = values.get("impl") or "onnxruntime"
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
-                    timeout, isolation, lang, limit)
+                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")))
+
+
+def _forms(impl: str, text: str | None) -> tuple[str, ...] | None:
+    if not model_based(impl):
+        if text:
+            raise UsageError(f"--forms applies to implementations the suite builds models for (built-ins, backend:, "
+                             f"model:), not to {impl!r}; drop it or use --impl model:MODULE_OR_PATH:FUNCTION")
+        return None
+    try:
+        return forms.parse(text) if text else forms.FORMS
+    except ValueError as exc:
+        raise UsageError(f"--forms {text!r}: unknown model form {str(exc)!r}; choose from {', '.join(forms.FORMS)}") \
+            from None
 
 
 def choose_seed(settings: Settings) -> Settings:
@@ -143,6 +163,7 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    started=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
                    duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
                    isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
-                   memory_limit_bytes=settings.memory_limit,
+                   memory_limit_bytes=settings.memory_limit, forms=list(settings.forms) if settings.forms else None,
+                   impl_portable=portable(settings.impl),
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile))

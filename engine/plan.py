@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import spec
 
+from .forms import SUITES_IN_EVERY_FORM, SYMBOLIC
 from .options import Settings
 
 SUITES = ("fixed", "property", "rejection", "census")
@@ -20,22 +21,30 @@ class Task:
     version: int
     type_name: str | None = None
     clause: str | None = None
+    form: str | None = None  # the model form (engine.forms); None for a function plug-in
 
     @property
     def id(self) -> str:
-        return f"v{self.version}" + "".join(f"-{part}" for part in (self.type_name, self.clause) if part)
+        # The first form keeps the plain id, so runs of function plug-ins and models read alike.
+        parts = (self.type_name, self.clause, self.form if self.form not in (None, SYMBOLIC) else None)
+        return f"v{self.version}" + "".join(f"-{part}" for part in parts if part)
 
 
 def plan(settings: Settings, suite: str) -> list[Task]:
-    """The tasks of one suite for the selected versions and types."""
+    """The tasks of one suite for the selected versions and types, in each model form the suite
+    runs in (model-based implementations; the census only in the first form)."""
+    forms = settings.forms or (None,)
+    if suite not in SUITES_IN_EVERY_FORM:
+        forms = forms[:1]
     tasks = []
-    for version in settings.versions:
-        vspec = spec.load(version)
-        if suite == "fixed":
-            tasks.append(Task(suite, version))
-        elif suite == "rejection":
-            tasks += [Task(suite, version, clause=c.id) for c in vspec.of_kind("rejection")]
-        else:
-            tasks += [Task(suite, version, name) for name in vspec.type_names
-                      if settings.type_names is None or name in settings.type_names]
+    for form in forms:
+        for version in settings.versions:
+            vspec = spec.load(version)
+            if suite == "fixed":
+                tasks.append(Task(suite, version, form=form))
+            elif suite == "rejection":
+                tasks += [Task(suite, version, clause=c.id, form=form) for c in vspec.of_kind("rejection")]
+            else:
+                tasks += [Task(suite, version, name, form=form) for name in vspec.type_names
+                          if settings.type_names is None or name in settings.type_names]
     return tasks

@@ -21,9 +21,16 @@ from typing import Any
 
 DEFAULT_IMPL = "onnxruntime"
 REFERENCE = "onnx-reference"
-_ORT_PREFIX = "onnxruntime:"
+TRACT = "tract"
+_OPENVINO = "openvino"
 _BACKEND_PREFIX = "backend:"
-_FORMS = "use module:function, path.py:function or one of onnxruntime, onnx-reference, backend:MODULE"
+_MODEL_PREFIX = "model:"
+_GRAMMAR = ("use module:function, path.py:function, model:MODULE_OR_PATH:FUNCTION or one of "
+            "onnxruntime[:PROVIDER], onnx-reference, openvino[:DEVICE], tract, backend:MODULE")
+# Devices OpenVINO composes from others (AUTO:GPU,CPU and the like): never in available_devices.
+_OPENVINO_VIRTUAL = ("AUTO", "HETERO", "MULTI", "BATCH")
+# The Python distribution that provides each runtime built in (for --install and the environment).
+RUNTIMES = {DEFAULT_IMPL: "onnxruntime", REFERENCE: "onnx", _OPENVINO: "openvino", TRACT: "tract"}
 
 
 class UsageError(Exception):
@@ -89,12 +96,12 @@ def _attribute(impl: str, module: ModuleType, label: str, name: str) -> Callable
     return value
 
 
-def _split(impl: str) -> tuple[str, str]:
-    target, colon, name = impl.rpartition(":")
+def _split(impl: str, value: str | None = None, form: str = "module:function") -> tuple[str, str]:
+    target, colon, name = (impl if value is None else value).rpartition(":")
     if not colon:
-        raise UsageError(f"--impl {impl!r} has no ':function' part; {_FORMS}")
+        raise UsageError(f"--impl {impl!r} has no ':function' part; {_GRAMMAR}")
     if not target or not name:
-        raise UsageError(f"--impl {impl!r}: both parts of module:function must be non-empty; {_FORMS}")
+        raise UsageError(f"--impl {impl!r}: both parts of {form} must be non-empty; {_GRAMMAR}")
     return target, name
 
 
@@ -107,25 +114,90 @@ def _backend_module(impl: str) -> ModuleType:
     return module
 
 
-def check(impl: str) -> None:
-    """The checks of an --impl value that import nothing: its form, and that a named file
-    exists. Run in the process that owns the run; everything else happens where the
-    implementation is loaded (a worker process under process isolation)."""
-    if impl in (DEFAULT_IMPL, REFERENCE) or impl.startswith(_ORT_PREFIX):
-        if impl.startswith(_ORT_PREFIX) and not impl[len(_ORT_PREFIX):]:
-            raise UsageError(f"--impl {impl!r} names no execution provider; "
-                             f"write e.g. onnxruntime:CPUExecutionProvider")
-        return
-    if impl.startswith(_BACKEND_PREFIX):
-        if not impl[len(_BACKEND_PREFIX):]:
-            raise UsageError(f"--impl {impl!r} names no module; write backend:MODULE, e.g. backend:onnxruntime.backend")
-        return
-    target, _ = _split(impl)
+def _model_parts(impl: str) -> tuple[str, str]:
+    """MODULE_OR_PATH and FUNCTION of a ``model:`` --impl value."""
+    return _split(impl, impl[len(_MODEL_PREFIX):], "model:MODULE_OR_PATH:FUNCTION")
+
+
+def _builtin(impl: str) -> tuple[str, str | None] | None:
+    """(built-in name, its argument: execution provider or device) of a built-in --impl value."""
+    if impl in (REFERENCE, TRACT):
+        return impl, None
+    for name in (DEFAULT_IMPL, _OPENVINO):
+        if impl == name:
+            return name, None
+        if impl.startswith(f"{name}:"):
+            return name, impl[len(name) + 1:]
+    return None
+
+
+def model_based(impl: str) -> bool:
+    """Whether the suite builds the ONNX models for ``impl`` (built-ins, backend:, model:), so the
+    cases can be given to it in every model form (``engine.forms``)."""
+    return _builtin(impl) is not None or impl.startswith((_BACKEND_PREFIX, _MODEL_PREFIX))
+
+
+def runtime_distribution(impl: str) -> str | None:
+    """The distribution a built-in --impl value needs installed (``openvino`` for openvino:GPU)."""
+    builtin = _builtin(impl)
+    return RUNTIMES[builtin[0]] if builtin else None
+
+
+def _check_target(impl: str, target: str) -> None:
     if _is_path(target):
         path = Path(target).expanduser().resolve()
         if not path.is_file():
             raise UsageError(f"--impl {impl!r}: file {target!r} does not exist (looked for {path}); "
                              f"give a path relative to the current directory or an absolute one")
+
+
+def check(impl: str) -> None:
+    """The checks of an --impl value that import nothing: its form, and that a named file
+    exists. Run in the process that owns the run; everything else happens where the
+    implementation is loaded (a worker process under process isolation)."""
+    builtin = _builtin(impl)
+    if builtin is not None:
+        name, argument = builtin
+        if argument == "":
+            example = "onnxruntime:CPUExecutionProvider" if name == DEFAULT_IMPL else "openvino:CPU"
+            raise UsageError(f"--impl {impl!r} names no {'execution provider' if name == DEFAULT_IMPL else 'device'}; "
+                             f"write e.g. {example}")
+        return
+    if impl.startswith(_BACKEND_PREFIX):
+        if not impl[len(_BACKEND_PREFIX):]:
+            raise UsageError(f"--impl {impl!r} names no module; write backend:MODULE, e.g. backend:onnxruntime.backend")
+        return
+    _check_target(impl, (_model_parts(impl) if impl.startswith(_MODEL_PREFIX) else _split(impl))[0])
+
+
+def _runtime(impl: str, name: str) -> None:
+    """Import a built-in's runtime (module and distribution share its name), or say in one line
+    how to get it."""
+    try:
+        importlib.import_module(name)
+    except Exception as exc:
+        reason = _one_line(f"{type(exc).__name__}: {exc}")
+        raise UsageError(f"--impl {impl!r} needs {name}, which does not import here ({reason}); run it through "
+                         f"`nox -s conformance`, which installs it, or `pip install {name}`") from None
+
+
+def _load(impl: str, target: str, name: str) -> Callable[..., Any]:
+    if _is_path(target):
+        return _attribute(impl, _import_file(impl, target), f"file {target!r}", name)
+    return _attribute(impl, _import(impl, target), f"module {target!r}", name)
+
+
+def _openvino(impl: str, device: str | None) -> Callable[..., Any]:
+    from engine.adapters import OpenVinoArgMin
+
+    _runtime(impl, "openvino")
+    adapter = OpenVinoArgMin(device or "CPU")
+    available = adapter.devices()
+    base = adapter.device.split(":")[0].split(".")[0]
+    if base not in _OPENVINO_VIRTUAL and adapter.device not in available and base not in available:
+        raise UsageError(f"--impl {impl!r}: OpenVINO has no device {adapter.device!r} here; "
+                         f"use one of: {', '.join(available)}")
+    return adapter
 
 
 def resolve(impl: str) -> Callable[..., Any]:
@@ -134,32 +206,45 @@ def resolve(impl: str) -> Callable[..., Any]:
     check(impl)
     from engine import adapters  # the adapters import onnx: only pay for it when asked
 
-    if impl == DEFAULT_IMPL:
-        return adapters.OnnxRuntimeArgMin()
-    if impl.startswith(_ORT_PREFIX):
-        provider = impl[len(_ORT_PREFIX):]
-        available = adapters.onnxruntime_providers()
+    builtin = _builtin(impl)
+    if builtin is not None:
+        name, argument = builtin
+        if name == _OPENVINO:
+            return _openvino(impl, argument)
+        _runtime(impl, RUNTIMES[name])
+        if name == TRACT:
+            return adapters.TractArgMin()
+        if name == REFERENCE:
+            return adapters.ReferenceArgMin()
+        provider = argument or "CPUExecutionProvider"
+        available = adapters.providers()
         if provider not in available:
             raise UsageError(f"--impl {impl!r}: onnxruntime has no execution provider {provider!r} here; "
                              f"use one of: {', '.join(available)}")
         return adapters.OnnxRuntimeArgMin(provider)
-    if impl == REFERENCE:
-        return adapters.ReferenceArgMin()
     if impl.startswith(_BACKEND_PREFIX):
         return adapters.BackendArgMin(_backend_module(impl))
-    target, name = _split(impl)
-    if _is_path(target):
-        return _attribute(impl, _import_file(impl, target), f"file {target!r}", name)
-    return _attribute(impl, _import(impl, target), f"module {target!r}", name)
+    if impl.startswith(_MODEL_PREFIX):
+        return adapters.ModelPluginArgMin(_load(impl, *_model_parts(impl)))
+    return _load(impl, *_split(impl))
 
 
 def portable(impl: str) -> str:
     """The same --impl value with a file path made absolute, so it means the same file in a
-    worker process whatever that process's working directory."""
-    if impl in (DEFAULT_IMPL, REFERENCE) or impl.startswith((_ORT_PREFIX, _BACKEND_PREFIX)) or ":" not in impl:
+    worker process (or a replay snippet) whatever its working directory."""
+    prefix = _MODEL_PREFIX if impl.startswith(_MODEL_PREFIX) else ""
+    rest = impl[len(prefix):]
+    if _builtin(impl) is not None or impl.startswith(_BACKEND_PREFIX) or ":" not in rest:
         return impl
-    target, name = _split(impl)
-    return f"{Path(target).expanduser().resolve()}:{name}" if _is_path(target) else impl
+    target, name = rest.rpartition(":")[::2]
+    return f"{prefix}{Path(target).expanduser().resolve()}:{name}" if target and _is_path(target) else impl
+
+
+# --- what ran, for the report's environment --------------------------------------------------
+
+# The suite's own dependencies: a plug-in that uses them provides its ArgMin with something else
+# when it references anything else (a runtime), so they come last when choosing its provider.
+_GENERIC = ("numpy", "ml_dtypes", "onnx")
 
 
 @functools.cache
@@ -179,21 +264,52 @@ def _distribution(module_name: str) -> tuple[str | None, str | None]:
         return names[0], None
 
 
-def describe(impl: str) -> dict[str, str | None]:
-    """For the report's environment: what the --impl value names and which version of it ran.
-    Call it after ``resolve(impl)``, in the same process: it reads the modules that loaded."""
-    if impl == DEFAULT_IMPL or impl.startswith(_ORT_PREFIX):
-        module = "onnxruntime"
-    elif impl == REFERENCE:
-        module = "onnx.reference"
-    elif impl.startswith(_BACKEND_PREFIX):
-        module = impl[len(_BACKEND_PREFIX):]
+def _referenced(module: ModuleType) -> dict[str, str | None]:
+    """The distributions (name -> version) of the modules a plug-in module imports, directly or
+    through the functions and classes it imported: for a file plug-in, what really computes."""
+    tops = set()
+    for value in vars(module).values():
+        name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+        if isinstance(name, str) and name.split(".")[0] not in sys.stdlib_module_names:
+            tops.add(name.split(".")[0])
+    found = dict(_distribution(top) for top in sorted(tops - {module.__name__.split(".")[0]}))
+    found.pop(None, None)
+    return dict(sorted(found.items(), key=lambda item: (item[0] in _GENERIC, item[0])))
+
+
+def _plugin(target: str) -> dict[str, Any]:
+    """A user's module or file: its own distribution if it is installed as one, else the runtime
+    its code references. A file is named by its base name: no local path enters the report."""
+    if _is_path(target):
+        path = Path(target).expanduser().resolve()
+        module, shown = sys.modules[_module_name(path)], path.name
+        own = (None, None)
     else:
-        target, _ = _split(impl)
-        if _is_path(target):
-            path = Path(target).expanduser().resolve()
-            return {"impl": impl, "module": _module_name(path), "package": None, "version": None, "file": str(path)}
-        module = target
-    package, version = _distribution(module)
-    file = getattr(sys.modules[module], "__file__", None)
-    return {"impl": impl, "module": module, "package": package, "version": version, "file": file}
+        module, shown = sys.modules[target], target
+        own = _distribution(target)
+    used = _referenced(module)
+    distribution, version = own if own[0] else next(iter(used.items()), (None, None))
+    return {"module": shown, "distribution": distribution, "version": version, "device": None,
+            "distributions": used}
+
+
+def describe(impl: str, fn: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """For the report's environment: what provides the implementation (module, distribution and
+    version), where it runs (execution provider or device) and, for plug-ins, every distribution
+    their code uses. ``fn`` is ``resolve(impl)``, called here when not given."""
+    fn = resolve(impl) if fn is None else fn
+    builtin = _builtin(impl)
+    if builtin is None and impl.startswith(_MODEL_PREFIX):
+        return _plugin(_model_parts(impl)[0])
+    if builtin is None and not impl.startswith(_BACKEND_PREFIX):
+        return _plugin(_split(impl)[0])
+    if builtin is None:
+        module = impl[len(_BACKEND_PREFIX):]
+    else:  # the runtime's module is named as its distribution, but for onnx's reference evaluator
+        module = "onnx.reference" if builtin[0] == REFERENCE else RUNTIMES[builtin[0]]
+    distribution, version = _distribution(module)
+    description = {"module": module, "distribution": distribution, "version": version,
+                   "device": getattr(fn, "provider", None) or getattr(fn, "device", None)}
+    if hasattr(fn, "properties"):
+        description["device_properties"] = fn.properties()
+    return description

@@ -24,6 +24,7 @@ from generators import (
 )
 from generators.onnx_cases import onnx_node_cases
 
+from .forms import SHARES
 from .options import Settings
 from .plan import SUITES, Task, plan
 from .session import SEARCHES_PER_TEST, Nonconformance, Session
@@ -50,7 +51,8 @@ def _finish(session: Session) -> None:
 
 def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task,
              floor: tuple[Case, ...] = ()) -> None:
-    """Run one test over ``strategy`` (batches of cases) with the run's profile and seed.
+    """Run one test over ``strategy`` (batches of cases) with the run's profile and seed, on the
+    task's model form's share of the profile's budget.
     ``floor``: pinned cases checked first in every search, as one explicit example, whatever the
     profile and seed (each is asked once per test; a failure already set aside does not stop a
     later search)."""
@@ -59,8 +61,9 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     # The explain phase traces every executed line to annotate a failure: slow, and our
     # counterexample already says what went wrong.
     phases = [phase for phase in profile.phases if phase is not hypothesis.Phase.explain]
+    examples = max(1, round(profile.max_examples * SHARES.get(task.form, 1.0)))
 
-    @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases)
+    @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases, max_examples=examples)
     @hypothesis.given(cases=strategy)
     def test(cases: tuple[Case, ...]) -> None:
         session.check_all(cases, task.suite)
@@ -72,7 +75,7 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
         # do not all see the same shapes and positions.
         derived = int.from_bytes(hashlib.sha256(f"{settings.seed}:{task.suite}:{task.id}".encode()).digest()[:8], "big")
         test = hypothesis.seed(derived)(test)
-    session.begin(test_id)
+    session.begin(test_id, task.form)
     try:
         _searches(session, test)
     except BaseException:
@@ -81,11 +84,11 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     _finish(session)
 
 
-def run_fixed(session: Session, test_id: str, cases: list[Case]) -> None:
+def run_fixed(session: Session, test_id: str, cases: list[Case], form: str | None = None) -> None:
     """Judge every fixed case (no search, no shrinking, no minimizing: the vectors are ONNX's)."""
     failures = []
     for case in cases:
-        session.begin(f"{test_id}[{case.tags[-1]}]")
+        session.begin(f"{test_id}[{case.tags[-1]}]", form)
         try:
             session.check(case, "fixed")
         except Nonconformance:
@@ -100,7 +103,7 @@ def run_task(session: Session, task: Task, test_id: str) -> None:
     if task.suite == "fixed":
         restriction = session.settings.type_names
         run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
-                                     if restriction is None or c.type_name in restriction])
+                                     if restriction is None or c.type_name in restriction], task.form)
     elif task.suite == "property":
         run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=BATCH), task,
                  semantic_floor(vspec, task.type_name))

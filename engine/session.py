@@ -86,6 +86,7 @@ class Session:
         self.state: _TestState | None = None
         self.test_id = ""
         self._taken = (0, 0)  # how many results and census records take_new has handed out
+        self.form: str | None = None  # the model form of the current test (engine.forms)
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -94,7 +95,7 @@ class Session:
         return min(self.settings.timeout, max(1.0, 20 * self.slowest_ok))
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
-        return self.call_many([(data, version, attributes)])[0]
+        return self.call_many([(data, version, attributes, self.form)])[0]
 
     def call_many(self, calls: list[Call]) -> list[Reply]:
         self.runner.timeout = self._timeout()
@@ -107,8 +108,8 @@ class Session:
         return replies
 
     # -- one test ----------------------------------------------------------------------------
-    def begin(self, test_id: str) -> None:
-        self.state, self.test_id = _TestState(), test_id
+    def begin(self, test_id: str, form: str | None = None) -> None:
+        self.state, self.test_id, self.form = _TestState(), test_id, form
 
     def check_all(self, cases: Sequence[Case], suite: str) -> None:
         """Judge a batch of cases in order (see ``check``), asking the implementation about all
@@ -137,7 +138,7 @@ class Session:
                 planned.append(second)
         if not planned:
             return
-        for case, reply in zip(planned, self.call_many([(c.data, c.version, c.attributes) for c in planned]),
+        for case, reply in zip(planned, self.call_many([(c.data, c.version, c.attributes, self.form) for c in planned]),
                                strict=True):
             state.prefetched[case.key()].append(reply)
 
@@ -161,8 +162,9 @@ class Session:
                     self.stream.found(found)
                 state.current = (judgement, failure)
                 self._remember(key_of(judgement, failure), judgement)
+                where = f" ({self.form} model)" if self.form else ""
                 raise Nonconformance(f"[{failure.clause}] {failure.problem} on {case.type_name}"
-                                     f"{list(judgement.case.data.shape)} with {dict(judgement.case.attributes)}")
+                                     f"{list(judgement.case.data.shape)} with {dict(judgement.case.attributes)}{where}")
 
     def _judged(self, case: Case, suite: str) -> list[Judgement]:
         """The case's judgement and, for a valid case with a twin, the twin's."""
@@ -194,7 +196,7 @@ class Session:
             return self.call(data, case.version, attributes)
 
         judgement = judge(spec.load(case.version), case, reply, suite, again)
-        judgement.result.test = self.test_id
+        judgement.result.test, judgement.result.form = self.test_id, self.form
         state.settled[key] = judgement
         searching = state.current is None
         if record and searching and not any(key_of(judgement, f) not in state.aside for f in judgement.failures):

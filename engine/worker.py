@@ -36,10 +36,11 @@ try:
 except ImportError:  # Windows: no peak memory to read, so no memory limit
     resource = None
 
-# (status, value, error, seconds, by_value): a plain tuple, so the worker needs nothing from
-# isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so it
-# has no integer type of its own and is judged by its values (see spec.oracle.read).
-Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool]
+# (status, value, error, seconds, by_value, declared): a plain tuple, so the worker needs nothing
+# from isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so
+# it has no integer type of its own and is judged by its values (see spec.oracle.read).
+# ``declared``: the output shape a model-based implementation declared.
+Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
@@ -123,15 +124,23 @@ def _peak_resident() -> int:
 
 
 def _without_answer(status: str, error: str, seconds: float) -> Outcome:
-    return status, None, error, seconds, False
+    return status, None, error, seconds, False, None
 
 
-def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Outcome:
+def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int],
+         form: str | None = None) -> Outcome:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
-    is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)"""
+    is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)
+    With a model ``form`` (model-based implementations only, see engine.forms) the adapter
+    answers through the model of that form, and says which output shape it declared."""
     start = time.perf_counter()
+    declared = None
     try:
-        result = fn(data, opset=version, **attributes)
+        if form is None:
+            result = fn(data, opset=version, **attributes)
+        else:
+            answer = fn.answer(form, data, version, attributes)
+            result, declared = answer.value, answer.declared
         seconds = time.perf_counter() - start
         value, error = _as_array(result)
     except NotImplementedError as exc:
@@ -149,7 +158,7 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
         return _without_answer("oversize", too_large, seconds)
-    return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic))
+    return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
 def _encode(outcome: Outcome) -> bytes:
@@ -186,7 +195,7 @@ def _shared(arena: mmap.mmap | None, item: Any) -> Any:
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
           arena_path: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
-    is or why it did not load, then answer batches of calls ``[(data, version, attributes), ...]``
+    is or why it did not load, then answer batches of calls ``[(data, version, attributes, form), ...]``
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
     # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
     # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
@@ -199,7 +208,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
 
     try:
         fn = resolve(impl)
-        description = describe(impl)
+        description = describe(impl, fn)
     except UsageError as exc:
         conn.send_bytes(pickle.dumps(("error", str(exc))))
         return
@@ -214,8 +223,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
             request = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        for data, version, attributes in pickle.loads(request):  # a batch: one reply per call, as it ends
-            outcome = call(fn, _shared(arena, data), version, attributes)
+        for data, version, attributes, form in pickle.loads(request):  # a batch: one reply per call, as it ends
+            outcome = call(fn, _shared(arena, data), version, attributes, form)
             now = time.monotonic()
             if memory_limit is not None and outcome[0] != "crash" and (
                     outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):

@@ -211,10 +211,17 @@ def _empty(d: Draft, c: Choices, reduced: bool) -> list[str]:
     return shape_tags(tuple(shape), d.axis)
 
 
+# Values outside an attribute's listed ones, for the census: a small fixed set (just outside the
+# list on either side, a farther one, the int32 and int64 extremes, which an attribute read
+# through a narrower integer would wrap). A runtime that compiles a model per attribute value
+# compiles a handful per attribute, not hundreds.
+OUTSIDE_VALUES = (2, -1, 7, -(2 ** 31), 2 ** 63 - 1, -(2 ** 63))
+
+
 def _outside_values(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
     name = clause.when["attribute_outside_values"]
     accepted = vspec.attributes[name].values
-    value = c.pick((max(accepted) + 1, min(accepted) - 1, max(accepted) + 1 + c.byte(), -(2 ** 31)))
+    value = c.pick(tuple(v for v in OUTSIDE_VALUES if v not in accepted))
     d.attributes[name] = value
     d.tags = [t for t in d.tags if not t.startswith(f"{name}:")]
     return [f"{name}:{value}"]

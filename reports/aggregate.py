@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import cache
 from itertools import pairwise
@@ -28,7 +28,7 @@ from spec.diff import diff
 
 from . import census, clauses
 from .certificate import certificate
-from .replay import display_values, snippet
+from .replay import display_values, snippet, standalone
 
 SCHEMA = "argmin-conformance/report/3"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
@@ -83,6 +83,7 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
         "profile_label": {str(k): str(v) for k, v in info.profile_label.items()},
         "profile_description": {str(k): str(v) for k, v in info.profile_description.items()},
+        "forms": None if info.forms is None else [str(f) for f in info.forms],
     }
 
 
@@ -229,17 +230,20 @@ def _failures(raw: RawRun) -> list[dict]:
             continue
         ce = result.counterexample
         problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
-        key = (result.version, result.clause or "", result.type_name, problem)
+        key = (result.version, result.clause or "", result.type_name, problem, result.form or "")
         seen[key] += 1
         if key not in chosen or _rank(result) <= _rank(chosen[key]):
             chosen[key] = result
+    impl = raw.info.impl_portable or raw.info.impl
+    order = _form_order(raw)
     entries, anchors = [], set()
-    for key in sorted(chosen, key=lambda k: (k[0], clause_number(k[1]), k[2], k[3])):
+    for key in sorted(chosen, key=lambda k: (k[0], clause_number(k[1]), k[2], k[3], order(k[4]))):
         result = chosen[key]
         clause = _find_clause(_spec(result.version), result.clause)
         ce = result.counterexample
         anchor = f"{clause_anchor(result.version, result.clause)}-{result.type_name}"
         anchor = anchor if anchor not in anchors else f"{anchor}-{_slug(key[3])}"
+        anchor = anchor if anchor not in anchors else f"{anchor}-{key[4]}"  # the same failure in another model form
         anchors.add(anchor)
         entries.append({
             "version": result.version, "clause": result.clause, "type": result.type_name, "problem": key[3],
@@ -255,7 +259,11 @@ def _failures(raw: RawRun) -> list[dict]:
                 "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
                           "actual": _tensor(e.actual)} for e in ce.also],
             },
-            "replay": snippet(raw.info.impl, result.version, ce) if ce else None,
+            "form": result.form,
+            "replay": snippet(impl, result.version, ce, kind=result.kind, clause=result.clause,
+                              form=result.form) if ce else None,
+            "standalone": standalone(impl, result.version, ce, kind=result.kind, clause=result.clause,
+                                     form=result.form) if ce else None,
         })
     return entries
 
@@ -281,9 +289,9 @@ def _pattern(failure: dict) -> str:
     return _type_free(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
 
 
-def _cards(failures: list[dict], types: list[str]) -> list[dict]:
+def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], int]) -> list[dict]:
     """Failures merged into one card per root cause: same clause, problem, outcome and
-    counterexample pattern. A card lists the versions and types it covers; its representative
+    counterexample pattern. A card lists the versions, types and model forms it covers; its representative
     (shown in full) is the member with the smallest input."""
     groups: dict[tuple, list[int]] = {}
     for index, failure in enumerate(failures):
@@ -303,8 +311,38 @@ def _cards(failures: list[dict], types: list[str]) -> list[dict]:
             "types": sorted({failures[i]["type"] for i in members}, key=types.index),
             "failures": members, "representative": representative,
             "occurrences": sum(failures[i]["occurrences"] for i in members),
+            "forms": sorted({failures[i]["form"] for i in members if failures[i]["form"]}, key=form_order),
         })
     return cards
+
+
+def _form_order(raw: RawRun) -> Callable[[str], int]:
+    """Model forms in the order the run ran them (the run records it); others first."""
+    forms = list(raw.info.forms or [])
+    return lambda form: forms.index(form) if form in forms else -1
+
+
+def _forms(raw: RawRun, versions: list[int]) -> list[dict]:
+    """Per model form and version: the cases judged in that form and how they ended, so that a
+    runtime that fails only with static shapes or constant folding shows where. Empty for a
+    function plug-in (no forms)."""
+    tallies: dict[tuple[str, int], list[CaseResult]] = defaultdict(list)
+    for result in raw.results:
+        if result.form:
+            tallies[result.form, result.version].append(result)
+    entries = []
+    for form in sorted({form for form, _ in tallies}, key=_form_order(raw)):
+        for version in versions:
+            mine = tallies.get((form, version), [])
+            judged_here = [r for r in mine if r.outcome != CENSUS]
+            tally = counts(r.outcome for r in judged_here)
+            entries.append({
+                "form": form, "version": version, "cases": len(judged_here), "counts": tally,
+                "outcome": worst(tally),
+                "failing_clauses": sorted({r.clause for r in judged_here if r.outcome != "pass" and r.clause},
+                                          key=clause_number),
+            })
+    return entries
 
 
 def clause_number(clause_id: str) -> int:
@@ -459,8 +497,9 @@ def aggregate(raw: RawRun) -> dict:
         "types": types,
         "clauses": _clauses(raw, versions, census_entries, failures),
         "matrix": _matrix(raw, versions, types, failures),
+        "forms": _forms(raw, versions),
         "failures": failures,
-        "cards": _cards(failures, types),
+        "cards": _cards(failures, types, _form_order(raw)),
         "census": census_entries,
         "coverage": _coverage(raw, versions, types),
         "differences": _differences(versions),

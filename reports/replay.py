@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import keyword
 import re
+from pathlib import Path
 
 import spec
 from results import Counterexample, Tensor
+from results.tensors import from_tensor
+from spec.oracle import Expectation, expect
+
+CHECKOUT = Path(__file__).resolve().parent.parent  # what replay snippets put on sys.path
 
 _WRAPPED = re.compile(r"^(?:np|numpy|ml_dtypes)\.\w+\((.*)\)$")
 _BOOLS = {"np.True_": "True", "np.False_": "False", "numpy.True_": "True", "numpy.False_": "False"}
@@ -119,21 +124,218 @@ def _call_arguments(version: int, attributes: dict) -> str:
     return ", ".join(named)
 
 
-def snippet(impl: str, version: int, ce: Counterexample) -> str:
-    """A Python script that replays one counterexample at ArgMin-``version``; run it from the
-    suite's checkout."""
-    return "\n".join([
-        "# Run from the argmin-conformance checkout.",
-        "import ml_dtypes",
+def _data_lines(ce: Counterexample) -> list[str]:
+    return [f"values = {_values_literal(ce.input.values)}", f"data = {build_expression(ce.input)}",
+            f"attributes = {dict(ce.attributes)!r}"]
+
+
+def _headline(version: int, clause: str | None, ce: Counterexample, where: str) -> str:
+    return f"# ArgMin-{int(version)} {clause or ''} ({ce.problem}) on {where}.".replace("  ", " ")
+
+
+def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,
+            form: str | None = None) -> str:
+    """A Python script that replays one counterexample at ArgMin-``version`` through the suite's
+    own plug-in loader and oracle: saved as a file, it runs from any directory with the
+    interpreter that ran the suite, and fails (AssertionError) while the implementation still
+    gets the input wrong. ``impl``: the --impl value with file paths absolute; ``kind``: the
+    case's kind (semantic or rejection); ``form``: the model form it failed in, if any."""
+    if form is None:
+        answer = "answer = fn(data, opset=VERSION, **attributes)"
+        declared = ""
+    else:
+        answer = f"answer = fn.answer({form!r}, data, VERSION, attributes)"
+        declared = " or declared_shape(vspec, expected, answer.declared)"
+    lines = [
+        _headline(version, clause, ce, f"{impl}" + (f", {form} model" if form else "")),
+        "# Replays it with the argmin-conformance suite: run it with the Python that ran the suite.",
+        "import sys",
+        "",
+        f"sys.path.insert(0, {str(CHECKOUT)!r})  # the argmin-conformance checkout",
+        "",
+        "import ml_dtypes  # noqa: F401 (bfloat16 inputs)",
         "import numpy as np",
         "",
+        "import spec",
         "from engine.plugins import resolve",
+        *(["from engine.judge import declared_shape"] if form else []),
+        "from spec.oracle import expect, verify",
         "",
+        f"VERSION = {int(version)}",
         f"fn = resolve({str(impl)!r})",
-        f"values = {_values_literal(ce.input.values)}",
-        f"data = {build_expression(ce.input)}",
-        f"print(fn(data, {_call_arguments(version, ce.attributes)}))",
-        _comment("expected", ce.expected),
-        _comment("recorded", ce.actual),
+        *_data_lines(ce),
+        "vspec = spec.load(VERSION)",
+        "expected = expect(vspec, data, attributes)",
+    ]
+    if kind == "rejection":
+        lines += _must_raise([answer], clause or "", "answer")
+    else:
+        value = "answer.value" if form else "answer"
+        lines += [answer, f"violation = verify(vspec, expected, data, {value}){declared}",
+                  "assert violation is None, f\"{violation.clause.id} {violation.problem}: {violation.message}\"",
+                  f"print({value})"]
+    lines += [_comment("expected", ce.expected), _comment("recorded", ce.actual), ""]
+    return "\n".join(lines)
+
+
+def _must_raise(run: list[str], clauses: str, name: str) -> list[str]:
+    """Lines that run ``run`` and fail unless it raises: the spec requires a rejection."""
+    return ["try:", *(f"    {line}" for line in run), "except Exception as exc:",
+            "    print('rejected, as the spec requires:', exc)", "else:",
+            f"    raise AssertionError(f'ArgMin-{{VERSION}} must reject this input ({clauses}); '",
+            f"                         f'it returned {{{name}!r}}')"]
+
+
+# --- the standalone snippet: onnx and the runtime, nothing of the suite -------------------------
+
+_RUNTIMES = {
+    # name: (imports, lines that set `result` (and `declared` where the runtime declares a shape) from `model`)
+    "onnxruntime": (["import onnxruntime as ort"], [
+        "session = ort.InferenceSession(model.SerializeToString(), providers=[PROVIDER])",
+        "result = session.run(None, FEEDS)[0]",
+        "declared = [str(d) for d in session.get_outputs()[0].shape]"]),
+    "onnx-reference": (["from onnx.reference import ReferenceEvaluator"], [
+        "result = ReferenceEvaluator(model).run(None, FEEDS)[0]",
+        "declared = [str(d.dim_value) if d.HasField('dim_value') else '?' for d in "
+        "onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type.shape.dim]"]),
+    "openvino": (["import openvino as ov"], [
+        "core = ov.Core()",
+        "compiled = core.compile_model(core.read_model(model.SerializeToString()), DEVICE)",
+        "result = compiled(INPUTS)[compiled.output(0)]",
+        "declared = [str(d) for d in compiled.output(0).get_partial_shape()]"]),
+    "tract": (["import tempfile", "", "import tract"], [
+        "path = tempfile.mkdtemp() + '/argmin.onnx'",
+        "onnx.save(model, path)",
+        "typed = tract.onnx().load(path).into_model()",
+        "declared = [str(d) for d in typed.output_fact(0).dims()]",
+        "result = typed.into_runnable().run(INPUTS)[0].to_numpy()"]),
+    "backend": (["import BACKEND as backend"], [
+        "result = backend.prepare(model, device='CPU').run(INPUTS)[0]"]),
+    "model": (["PLUGIN_IMPORT"], [
+        "result = np.asarray(FUNCTION(model)(*INPUTS))"]),
+}
+
+
+def _runtime(impl: str) -> tuple[str, str | None] | None:
+    """(runtime, its argument) of a model-based --impl value; None for a function plug-in."""
+    for name in ("onnxruntime", "openvino"):
+        if impl == name or impl.startswith(f"{name}:"):
+            return name, impl[len(name) + 1:] or None
+    if impl in ("onnx-reference", "tract"):
+        return impl, None
+    for prefix in ("backend", "model"):
+        if impl.startswith(f"{prefix}:"):
+            return prefix, impl[len(prefix) + 1:]
+    return None
+
+
+def _plugin_import(target: str) -> tuple[list[str], str]:
+    """Import lines for a model plug-in's MODULE_OR_PATH:FUNCTION, and the function's name."""
+    where, _, name = target.rpartition(":")
+    if where.endswith(".py") or "/" in where:
+        return ["import importlib.util", "",
+                f"_found = importlib.util.spec_from_file_location('model_plugin', {where!r})",
+                "plugin = importlib.util.module_from_spec(_found)",
+                "_found.loader.exec_module(plugin)"], f"plugin.{name}"
+    return [f"from {where} import {name.split('.')[0]}"], name
+
+
+def _runtime_lines(runtime: str, argument: str | None, form: str | None,
+                   ce: Counterexample) -> tuple[list[str], list[str]]:
+    imports, lines = _RUNTIMES[runtime]
+    inputs = "[]" if form == "initializer" else "[data]"
+    feeds = "{}" if form == "initializer" else "{'data': data}"
+    if runtime == "onnxruntime" and form != "initializer" and _dtype_expression(ce.input.type_name)[0].startswith(
+            "ml_dtypes"):  # onnxruntime's numpy bridge does not take ml_dtypes arrays
+        feeds = ("{'data': ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, "
+                 f"TensorProto.{ce.input.type_name.upper()})}}")
+    replacements = {"PROVIDER": repr(argument or "CPUExecutionProvider"), "DEVICE": repr(argument or "CPU"),
+                    "INPUTS": inputs, "FEEDS": feeds, "BACKEND": argument or ""}
+    if runtime == "model":
+        extra, function = _plugin_import(argument or "")
+        imports, replacements["FUNCTION"] = extra, function
+    fill = re.compile("|".join(sorted(replacements, key=len, reverse=True)))
+    return [fill.sub(lambda m: replacements[m[0]], line) for line in imports], \
+        [fill.sub(lambda m: replacements[m[0]], line) for line in lines]
+
+
+def _graph_lines(form: str | None, ce: Counterexample) -> list[str]:
+    element = f"TensorProto.{ce.input.type_name.upper()}"
+    shape = [int(n) for n in ce.input.shape]
+    if form == "initializer":
+        return ["inputs, initializers = [], [numpy_helper.from_array(data, 'data')]"]
+    dims = shape if form == "static" else [f"d{i}" for i in range(len(shape))]
+    return [f"inputs, initializers = [helper.make_tensor_value_info('data', {element}, {dims!r})], []"]
+
+
+def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,
+               form: str | None = None) -> str | None:
+    """For a runtime the suite builds models for (built-ins, backend:, model:): a script that needs
+    only numpy, onnx and the runtime (ml_dtypes for bfloat16), builds the one-node model inline
+    and asserts what the spec requires; fit to attach to a bug report upstream. None for a
+    function plug-in."""
+    found = _runtime(impl)
+    if found is None or ce.input.type_name not in spec.catalogue():
+        return None
+    runtime, argument = found
+    imports, run = _runtime_lines(runtime, argument, form, ce)
+    where = {"onnxruntime": f"onnxruntime ({argument or 'CPUExecutionProvider'})",
+             "openvino": f"OpenVINO ({argument or 'CPU'})", "onnx-reference": "onnx.reference",
+             "tract": "tract", "backend": f"the ONNX backend {argument}", "model": "the model plug-in"}[runtime]
+    lines = [
+        _headline(version, clause, ce, f"{where}, {form or 'symbolic'} input"),
+        "# Needs only numpy, onnx and the runtime (ml_dtypes for bfloat16): the model is built here.",
+        *(["import ml_dtypes"] if "ml_dtypes." in build_expression(ce.input) else []),
+        "import numpy as np",
+        "import onnx",
+        f"from onnx import TensorProto, helper{', numpy_helper' if form == 'initializer' else ''}",
+        *imports,
         "",
-    ])
+        f"VERSION = {int(version)}",
+        *_data_lines(ce),
+        *_graph_lines(form, ce),
+        "node = helper.make_node('ArgMin', ['data'], ['reduced'], **attributes)",
+        "output = helper.make_tensor_value_info('reduced', TensorProto.INT64, None)",
+        "graph = helper.make_graph([node], 'argmin', inputs, [output], initializer=initializers)",
+        "opsets = [helper.make_opsetid('', VERSION)]",
+        "model = helper.make_model(graph, opset_imports=opsets)",
+        ("model.ir_version = max(4, helper.find_min_ir_version_for(opsets, ignore_unknown=True))"
+         "  # a constant, not an input (IR 4)" if form == "initializer" else
+         "model.ir_version = helper.find_min_ir_version_for(opsets, ignore_unknown=True)"),
+        "# As the suite does: declare the output's rank as ONNX's shape inference finds it (checkers want one).",
+        "found = onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type",
+        "rank = len(found.shape.dim) if found.HasField('shape') else data.ndim",
+        "model.graph.output[0].CopyFrom(helper.make_tensor_value_info("
+        "'reduced', TensorProto.INT64, [f'o{i}' for i in range(rank)]))",
+        "",
+    ]
+    if kind == "rejection":
+        lines += _must_raise(run, clause or "", "result")
+    elif kind == "semantic":
+        lines += [*run, *_assertions(expect(spec.load(version), from_tensor(ce.input), ce.attributes), ce)]
+    else:
+        return None  # undefined behaviour is never a failure
+    return "\n".join([*lines, ""])
+
+
+def _assertions(expectation: Expectation, ce: Counterexample) -> list[str]:
+    reference = expectation.required if expectation.required is not None else expectation.first
+    lines = [f"expected_shape = {tuple(reference.shape)!r}",
+             "assert result.dtype == np.int64 and result.shape == expected_shape, "
+             "f'got {result.dtype} {result.shape}, expected int64 {expected_shape}'"]
+    if ce.problem == "declared-shape":
+        lines += ["assert len(declared) == len(expected_shape) and all(\n"
+                  "    not d.isdigit() or int(d) == n for d, n in zip(declared, expected_shape)), (\n"
+                  "    f'the compiled model declares the output shape {declared}, expected {expected_shape}')"]
+    if expectation.required is not None:
+        rule = f"the {expectation.tie_rule} minimum"
+        lines += [f"expected = np.array({reference.reshape(-1).tolist()!r}, dtype=np.int64).reshape(expected_shape)"
+                  f"  # {rule}",
+                  "assert (result == expected).all(), f'returned {result.tolist()}, expected {expected.tolist()}'"]
+    else:  # ties are undefined here: any index of a minimum conforms
+        axis = int(expectation.axis)
+        index = "result" if expectation.keepdims else f"np.expand_dims(result, {axis})"
+        lines += [f"picked = np.take_along_axis(data, {index}, {axis})",
+                  f"assert (picked == data.min(axis={axis}, keepdims=True)).all(), "
+                  "f'returned {result.tolist()}, which does not point at a minimum in every slice'"]
+    return [*lines, "print(result)"]

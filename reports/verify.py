@@ -206,11 +206,14 @@ def rerun_command(document: dict, report_dir: Path) -> list[str]:
         command += ["--seed", str(certificate["seed"])]
     if certificate["types"] is not None:
         command += ["--dtypes", ",".join(certificate["types"])]
+    if certificate["forms"] is not None:
+        command += ["--forms", ",".join(certificate["forms"])]
     return command
 
 
 def _answers(raw: RawRun) -> dict[tuple, tuple[str, str]]:
-    return {(r.version, r.suite, r.type_name, r.input_digest): (r.outcome, r.answer_digest) for r in raw.results}
+    return {(r.version, r.suite, r.type_name, r.form or "", r.input_digest): (r.outcome, r.answer_digest)
+            for r in raw.results}
 
 
 def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Check:
@@ -224,9 +227,11 @@ def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Chec
     differing = sorted(key for key in old.keys() & new.keys() if old[key] != new[key])
     lines = []
     for key in differing[:SHOWN_DIFFERENCES]:
-        version, suite, type_name, digest = key
+        version, suite, type_name, form, digest = key
         answer = "the same answer" if old[key][1] == new[key][1] else "another answer"
-        lines.append(f"ArgMin-{version} {suite} {type_name} input {digest}: {old[key][0]} -> {new[key][0]} ({answer})")
+        where_form = f" ({form} model)" if form else ""
+        lines.append(f"ArgMin-{version} {suite} {type_name}{where_form} input {digest}: {old[key][0]} -> "
+                     f"{new[key][0]} ({answer})")
     recorded, version = document["certificate"]["implementation_version"], again.environment.get("version")
     note = "" if version == recorded else f"; the rerun used version {version}, the report {recorded}"
     summary = (f"the results differ: {len(differing)} case(s) answered differently, {len(old.keys() - new.keys())} "

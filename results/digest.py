@@ -55,8 +55,8 @@ def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> s
 
 def case_line(result: CaseResult) -> str:
     """One case as the results digest sees it (durations and test ids left out: they vary)."""
-    return "|".join((str(result.version), result.suite, result.kind, result.type_name, result.outcome,
-                     result.clause or "-", result.input_digest, result.answer_digest))
+    return "|".join((str(result.version), result.suite, result.kind, result.type_name, result.form or "-",
+                     result.outcome, result.clause or "-", result.input_digest, result.answer_digest))
 
 
 def results_digest(results: Iterable[CaseResult]) -> str:

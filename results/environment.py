@@ -1,12 +1,13 @@
-"""The facts a report needs to be reproduced and audited: versions of everything involved,
-the machine, this suite's git commit and the spec files' hash."""
+"""The facts a report needs to be reproduced and audited: what provides the implementation (its
+distribution, version and device), versions of the suite's own dependencies, the machine, this
+suite's git commit and the spec files' hash. No local paths (no virtualenv, no file names
+beyond a plug-in's base name): a report is shared with people who do not have this machine."""
 
 from __future__ import annotations
 
 import os
 import platform
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import spec
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("onnx", "onnxruntime", "numpy", "ml_dtypes", "hypothesis", "pytest", "jinja2")
+PACKAGES = ("onnx", "onnxruntime", "numpy", "ml_dtypes", "hypothesis", "pytest", "jinja2")  # the suite's own
 
 
 def _package(name: str) -> str | None:
@@ -51,14 +52,14 @@ def checkout() -> dict[str, Any]:
 
 
 def collect(impl_description: dict) -> dict[str, Any]:
-    """The environment dict for RawRun.environment: ``impl_description`` (the --impl value, its
-    module and package version, as the plug-in layer knows them) plus everything found here.
-    Never fails: what cannot be found is None (e.g. no git, or not a checkout)."""
+    """The environment dict for RawRun.environment: ``impl_description`` (what provides the
+    implementation, as the plug-in layer found it where the implementation loaded: module,
+    distribution, version, device) plus everything found here. Never fails: what cannot be
+    found is None (e.g. no git, or not a checkout)."""
     return {
         **impl_description,
         "packages": {name: _package(name) for name in PACKAGES},
         "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "executable": sys.executable,
         "platform": platform.platform(),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),

@@ -78,6 +78,7 @@ class CaseResult:
     # for every case so the run's results can be checked and compared without the tensors.
     input_digest: str = ""
     answer_digest: str = ""
+    form: str | None = None  # the model form (symbolic, static, initializer); None for a function plug-in
 
 
 # What an implementation did with a census input. Only "returned" and "raised" can make a
@@ -125,6 +126,8 @@ class RunInfo:
     memory_limit_bytes: int | None = None  # the worker's memory limit (process isolation); None: none
     profile_label: dict[str, str] = field(default_factory=dict)  # by language, e.g. {"en": "smoke test"}
     profile_description: dict[str, str] = field(default_factory=dict)  # what the profile checks and proves
+    forms: list[str] | None = None  # model forms run (model-based implementations only)
+    impl_portable: str | None = None  # impl with any file path made absolute: what replay snippets load
 
 
 @dataclass

@@ -1,8 +1,12 @@
-"""The plug-in contract: every --impl form resolves, every bad value is one clear line, and the
-built-in adapters build the model the contract promises and report onnxruntime honestly."""
+"""The plug-in contract: every --impl form resolves, every bad value is one clear line, the
+built-in adapters build the model the contract promises and report onnxruntime honestly, and the
+environment names what provides the implementation, with no local path."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
+import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -12,10 +16,12 @@ import onnxruntime
 import pytest
 
 from engine import adapters
-from engine.plugins import UsageError, describe, portable, resolve
+from engine.plugins import UsageError, describe, model_based, portable, resolve
+from results.environment import collect
 
 IMPLS = Path(__file__).parent / "impls"
 GOOD = IMPLS / "plugin_good.py"
+MODEL = IMPLS / "model_onnxruntime.py"
 ROWS = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, -1.0]], dtype=np.float32)  # a tie in the second row
 
 
@@ -47,16 +53,54 @@ def test_path_form_files_with_the_same_name_stay_apart(tmp_path: Path) -> None:
     assert resolve(f"{GOOD}:argmin")(ROWS, opset=13).tolist() == [[1, 1, 1]]
 
 
-@pytest.mark.parametrize(("impl", "kind"), [
+BUILTINS = [
     ("onnxruntime", adapters.OnnxRuntimeArgMin),
     ("onnxruntime:CPUExecutionProvider", adapters.OnnxRuntimeArgMin),
     ("onnx-reference", adapters.ReferenceArgMin),
+    ("openvino", adapters.OpenVinoArgMin),
+    ("openvino:CPU", adapters.OpenVinoArgMin),
+    ("tract", adapters.TractArgMin),
     ("backend:onnxruntime.backend", adapters.BackendArgMin),
-])
+    (f"model:{MODEL}:compile", adapters.ModelPluginArgMin),
+]
+
+
+@pytest.mark.parametrize(("impl", "kind"), BUILTINS)
 def test_builtins(impl: str, kind: type) -> None:
     fn = resolve(impl)
     assert isinstance(fn, kind)
     assert np.asarray(fn(ROWS, opset=13, axis=1, keepdims=0)).tolist() == [1, 1]
+    assert model_based(impl)
+
+
+@pytest.mark.parametrize(("impl", "kind"), BUILTINS)
+def test_builtins_answer_in_every_model_form(impl: str, kind: type) -> None:
+    fn = resolve(impl)
+    for form in ("symbolic", "static", "initializer"):
+        answer = fn.answer(form, ROWS, 12, {"axis": 1, "select_last_index": 1})
+        assert np.asarray(answer.value).tolist() == [[1], [2]], form
+
+
+def test_model_form_with_a_module_name(impls_on_path: None) -> None:
+    fn = resolve("model:model_onnxruntime:compile")
+    assert np.asarray(fn(ROWS, opset=13, axis=0)).tolist() == [[1, 1, 1]]
+
+
+@pytest.mark.parametrize("function", ["refuse", "refuse_to_run"])
+def test_model_plugin_not_implemented_from_either_call_is_unsupported(function: str) -> None:
+    fn = resolve(f"model:{MODEL}:{function}")
+    with pytest.raises(NotImplementedError):
+        fn(ROWS, opset=13)
+
+
+def test_model_plugin_that_returns_no_callable_is_a_rejection_not_unsupported() -> None:
+    fn = resolve(f"model:{MODEL}:not_a_callable")
+    with pytest.raises(TypeError, match="not a callable"):
+        fn(ROWS, opset=13)
+
+
+def test_plain_function_plugins_have_no_model_forms() -> None:
+    assert not model_based("plugin_good:argmin") and not model_based(f"{GOOD}:argmin")
 
 
 # --- resolve: one-line errors --------------------------------------------------------------
@@ -74,6 +118,13 @@ def test_builtins(impl: str, kind: type) -> None:
     ("backend:argmin_no_such_backend", "does not import", "install it"),
     ("backend:plugin_good", "not an ONNX Backend API module", "name one that is"),
     ("backend:", "names no module", "backend:onnxruntime.backend"),
+    ("openvino:", "names no device", "openvino:CPU"),
+    ("openvino:NPU7", "OpenVINO has no device 'NPU7'", "use one of: CPU"),
+    ("model:", "has no ':function' part", "model:MODULE_OR_PATH:FUNCTION"),
+    ("model:plugin_good", "has no ':function' part", "model:MODULE_OR_PATH:FUNCTION"),
+    ("model::compile", "both parts of model:MODULE_OR_PATH:FUNCTION must be non-empty", "openvino[:DEVICE]"),
+    ("model:no/such/file.py:compile", "does not exist", "relative to the current directory"),
+    ("model:argmin_no_such_module_xyz:compile", "does not import", "install it"),
 ])
 def test_usage_errors_are_one_line(impls_on_path: None, impl: str, problem: str, fix: str) -> None:
     with pytest.raises(UsageError) as raised:
@@ -83,6 +134,17 @@ def test_usage_errors_are_one_line(impls_on_path: None, impl: str, problem: str,
     assert impl in message
     assert problem in message
     assert fix in message
+
+
+@pytest.mark.parametrize(("impl", "runtime"), [("openvino", "openvino"), ("openvino:CPU", "openvino"),
+                                                ("tract", "tract"), ("onnxruntime", "onnxruntime")])
+def test_a_missing_runtime_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch, impl: str, runtime: str) -> None:
+    monkeypatch.setitem(sys.modules, runtime, None)  # makes `import runtime` fail
+    with pytest.raises(UsageError) as raised:
+        resolve(impl)
+    message = str(raised.value)
+    assert "\n" not in message and f"needs {runtime}" in message
+    assert "nox -s conformance" in message and f"pip install {runtime}" in message
 
 
 def test_import_error_message_is_kept_on_one_line(tmp_path: Path) -> None:
@@ -95,26 +157,52 @@ def test_import_error_message_is_kept_on_one_line(tmp_path: Path) -> None:
 
 # --- describe and portable -----------------------------------------------------------------
 
-def test_describe_builtins() -> None:
-    for impl in ("onnxruntime", "onnx-reference", "backend:onnxruntime.backend"):
-        resolve(impl)  # describe reads what loading the implementation imported
-    ort = describe("onnxruntime")
-    assert (ort["module"], ort["version"]) == ("onnxruntime", onnxruntime.__version__)
-    assert ort["package"] is not None and ort["package"].startswith("onnxruntime")
-    ref = describe("onnx-reference")
-    assert (ref["module"], ref["package"], ref["version"]) == ("onnx.reference", "onnx", onnx.__version__)
-    assert describe("backend:onnxruntime.backend")["module"] == "onnxruntime.backend"
+@pytest.mark.parametrize(("impl", "module", "distribution", "device"), [
+    ("onnxruntime", "onnxruntime", "onnxruntime", "CPUExecutionProvider"),
+    ("onnx-reference", "onnx.reference", "onnx", None),
+    ("openvino", "openvino", "openvino", "CPU"),
+    ("tract", "tract", "tract", "CPU"),
+    ("backend:onnxruntime.backend", "onnxruntime.backend", "onnxruntime", "CPU"),
+])
+def test_describe_builtins(impl: str, module: str, distribution: str, device: str | None) -> None:
+    found = describe(impl)
+    assert (found["module"], found["distribution"], found["device"]) == (module, distribution, device)
+    assert found["version"] == importlib.metadata.version(distribution)
+
+
+def test_describe_openvino_records_what_decides_its_precision() -> None:
+    properties = describe("openvino")["device_properties"]
+    assert properties["full_device_name"] and properties["inference_precision_hint"]
+
+
+def test_describe_a_file_plugin_names_the_runtime_it_uses(tmp_path: Path) -> None:
+    """A file plug-in has no distribution of its own: what provides its ArgMin is the runtime its
+    code uses (here onnxruntime, through a name imported from it), not numpy."""
+    plugin = tmp_path / "my_ort_plugin.py"
+    plugin.write_text("import numpy as np\nfrom onnxruntime import InferenceSession\n\n"
+                      "def argmin(data, *, opset, **attributes):\n    return np.argmin(data)\n")
+    found = describe(f"{plugin}:argmin")
+    assert (found["module"], found["distribution"], found["version"]) == (
+        "my_ort_plugin.py", "onnxruntime", onnxruntime.__version__)
+    assert found["distributions"] == {"onnxruntime": onnxruntime.__version__, "numpy": np.__version__}
 
 
 def test_describe_user_code(impls_on_path: None) -> None:
     resolve(f"{GOOD}:argmin")
     resolve("plugin_good:argmin")
     by_path = describe(f"{GOOD}:argmin")
-    assert by_path["file"] == str(GOOD.resolve())
-    assert (by_path["package"], by_path["version"]) == (None, None)
-    by_module = describe("plugin_good:argmin")
-    assert by_module["module"] == "plugin_good"
-    assert Path(by_module["file"] or "").resolve() == GOOD.resolve()
+    assert (by_path["module"], by_path["distribution"], by_path["version"]) == (
+        "plugin_good.py", "numpy", np.__version__)
+    assert describe("plugin_good:argmin")["module"] == "plugin_good"
+    model = describe(f"model:{MODEL}:compile")
+    assert (model["module"], model["distribution"]) == ("model_onnxruntime.py", "onnxruntime")
+
+
+@pytest.mark.parametrize("impl", ["onnxruntime", "tract", f"{GOOD}:argmin", f"model:{MODEL}:compile"])
+def test_the_environment_holds_no_local_path(impl: str) -> None:
+    text = json.dumps(collect(describe(impl)))
+    for local in (str(IMPLS), str(Path(sys.executable).parent), sys.prefix, str(Path.home())):
+        assert local not in text, local
 
 
 def test_describe_raises_the_same_usage_errors() -> None:
@@ -125,8 +213,9 @@ def test_describe_raises_the_same_usage_errors() -> None:
 def test_portable_makes_only_paths_absolute(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(IMPLS.parent)
     assert portable("impls/plugin_good.py:argmin") == f"{GOOD.resolve()}:argmin"
+    assert portable("model:impls/model_onnxruntime.py:compile") == f"model:{MODEL.resolve()}:compile"
     for impl in ("onnxruntime", "onnxruntime:CPUExecutionProvider", "backend:onnxruntime.backend",
-                 "onnx-reference", "plugin_good:argmin"):
+                 "onnx-reference", "plugin_good:argmin", "openvino:GPU.0", "tract", "model:plugin_good:compile"):
         assert portable(impl) == impl
 
 
@@ -152,6 +241,31 @@ def test_model_has_symbolic_dims_of_the_rank_and_the_opset() -> None:
     onnx.checker.check_model(model)  # what Backend API modules run before anything else
 
 
+def test_model_forms_static_shape_and_initializer() -> None:
+    data = np.array([[3, 1, 2]], ml_dtypes.bfloat16)
+    static = adapters.form_model("static", data, 13, {"axis": 1})
+    assert [d.dim_value for d in static.graph.input[0].type.tensor_type.shape.dim] == [1, 3]
+    constant = adapters.form_model("initializer", data, 13, {"axis": 1})
+    assert list(constant.graph.input) == [] and [i.name for i in constant.graph.initializer] == [adapters.INPUT]
+    folded = onnx.numpy_helper.to_array(constant.graph.initializer[0])
+    assert folded.dtype == data.dtype and folded.tobytes() == data.tobytes()  # the exact bits, as bfloat16
+    for model in (static, constant):
+        onnx.checker.check_model(model)
+        assert _node_attributes(model) == {"axis": 1}
+    old_opset = adapters.form_model("initializer", data.astype(np.float32), 1, {})
+    onnx.checker.check_model(old_opset)  # IR 4 at least: a constant, not a graph input's default
+
+
+def test_one_compiled_model_per_rank_per_shape_per_input() -> None:
+    fn = adapters.OnnxRuntimeArgMin()
+    first, second = np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32)
+    for form, compiles in (("symbolic", 1), ("static", 2), ("initializer", 3)):
+        before = fn.compiles
+        for data in (first, second, np.zeros((4, 3), np.float32)):
+            fn.answer(form, data, 13, {})
+        assert fn.compiles - before == compiles, form  # the initializer form is never cached
+
+
 def test_a_dtype_onnx_cannot_hold_is_a_clear_type_error() -> None:
     with pytest.raises(TypeError, match="has no ONNX tensor element type") as raised:
         adapters.element_type(np.dtype("datetime64[s]"))
@@ -169,11 +283,11 @@ def test_ort_omitted_attributes_are_absent_from_the_node(monkeypatch: pytest.Mon
     built: list[onnx.ModelProto] = []
 
     def spy(*args: object) -> onnx.ModelProto:
-        built.append(adapters_build(*args))
+        built.append(build(*args))
         return built[-1]
 
-    adapters_build = adapters.argmin_model
-    monkeypatch.setattr(adapters, "argmin_model", spy)
+    build = adapters.form_model
+    monkeypatch.setattr(adapters.compiled, "form_model", spy)
     fn = adapters.OnnxRuntimeArgMin()
     fn(ROWS, opset=12)
     fn(ROWS, opset=12, keepdims=1)
@@ -186,9 +300,9 @@ def test_ort_one_session_serves_every_shape_of_a_rank() -> None:
     for shape in [(2, 3), (5, 7), (1, 1), (9, 2)]:
         data = rng.standard_normal(shape).astype(np.float32)
         assert fn(data, opset=13, axis=-1).tolist() == np.argmin(data, axis=-1, keepdims=True).tolist()
-    assert fn.sessions_created == 1
+    assert fn.compiles == 1
     fn(np.zeros((2, 2, 2), np.float32), opset=13, axis=-1)
-    assert fn.sessions_created == 2
+    assert fn.compiles == 2
 
 
 @pytest.mark.parametrize(("opset", "shape", "attributes"), [
@@ -237,11 +351,11 @@ def test_ort_gets_bfloat16_as_bfloat16(ort_fn: adapters.OnnxRuntimeArgMin) -> No
 
 def test_ort_not_implemented_is_unsupported() -> None:
     status = onnxruntime.capi.onnxruntime_pybind11_state
-    mapped = adapters._from_onnxruntime(status.NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : no kernel"))
+    mapped = adapters.from_onnxruntime(status.NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : no kernel"))
     assert isinstance(mapped, NotImplementedError)
-    assert isinstance(adapters._from_onnxruntime(status.InvalidGraph("bad")), adapters.OnnxRuntimeError)
+    assert isinstance(adapters.from_onnxruntime(status.InvalidGraph("bad")), adapters.OnnxRuntimeError)
     plain = ValueError("not from onnxruntime")
-    assert adapters._from_onnxruntime(plain) is plain
+    assert adapters.from_onnxruntime(plain) is plain
 
 
 @pytest.mark.parametrize("dtype", [np.int16, np.uint32, ml_dtypes.bfloat16])

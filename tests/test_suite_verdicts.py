@@ -140,7 +140,7 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
     call_many = Session.call_many
 
     def counting(self: Session, calls):
-        for data, version, attributes in calls:
+        for data, version, attributes, _form in calls:
             asked[self.test_id, Case(version, data, attributes).key()] += 1
         return call_many(self, calls)
 

@@ -1,0 +1,22 @@
+"""Built-in plug-ins: onnxruntime, onnx.reference, OpenVINO, tract, any ONNX Backend API module,
+and a vendor's model-level plug-in (``model:``). Each builds the one-node ArgMin model itself, in
+the model form the case asks for (``engine.forms``), and keeps what it compiled (``compiled``).
+
+Each runtime's module imports the runtime only when its adapter is created, so importing this
+package costs onnx and nothing else."""
+
+from .compiled import Answer, Cache, Compiled, ModelArgMin
+from .models import INPUT, OUTPUT, Declared, argmin_model, element_type, form_key, form_model, inferred_shape
+from .run_backend import BackendArgMin
+from .run_model import ModelPluginArgMin
+from .run_onnxruntime import OnnxRuntimeArgMin, OnnxRuntimeError, from_onnxruntime, providers
+from .run_openvino import OpenVinoArgMin, OpenVinoError
+from .run_reference import ReferenceArgMin
+from .run_tract import TractArgMin, TractError
+
+__all__ = [
+    "INPUT", "OUTPUT", "Answer", "BackendArgMin", "Cache", "Compiled", "Declared", "ModelArgMin", "ModelPluginArgMin",
+    "OnnxRuntimeArgMin", "OnnxRuntimeError", "OpenVinoArgMin", "OpenVinoError", "ReferenceArgMin", "TractArgMin",
+    "TractError", "argmin_model", "element_type", "form_key", "form_model", "from_onnxruntime", "inferred_shape",
+    "providers",
+]

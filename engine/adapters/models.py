@@ -1,0 +1,104 @@
+"""The one-node ArgMin models the model-based adapters compile, in each model form.
+
+The opset import is the version under test and the node carries exactly the attributes the
+case sets (an omitted one is absent from the NodeProto, which is a different input from one set
+to its default). We never run onnx.checker or relax anything ourselves: validation is the
+runtime's job, and what it does is what we judge."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+import onnx
+import onnx.helper
+import onnx.numpy_helper
+import onnx.shape_inference
+
+from engine.forms import INITIALIZER, STATIC, SYMBOLIC
+
+INPUT, OUTPUT = "data", "reduced"
+IR_CONSTANTS = 4  # the first IR version whose initializers need not be graph inputs
+
+# An output shape as a runtime declares it: one entry per dimension, an int where the runtime
+# knows the length and None where it does not; None altogether where it declares no rank.
+Declared = tuple[int | None, ...] | None
+
+
+def element_type(dtype: np.dtype) -> int:
+    """The ONNX TensorProto element type holding ``dtype`` (ml_dtypes types included)."""
+    try:
+        return onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    except (KeyError, TypeError, ValueError):
+        raise TypeError(f"numpy dtype {np.dtype(dtype)} has no ONNX tensor element type, "
+                        f"so no ArgMin model can take it as input") from None
+
+
+def _input(dtype: np.dtype, dims: list[int] | list[str]) -> onnx.ValueInfoProto:
+    return onnx.helper.make_tensor_value_info(INPUT, element_type(dtype), dims)
+
+
+def _output(rank: int | None) -> onnx.ValueInfoProto:
+    dims = None if rank is None else [f"o{i}" for i in range(rank)]
+    return onnx.helper.make_tensor_value_info(OUTPUT, onnx.TensorProto.INT64, dims)
+
+
+def _model(opset: int, attributes: Mapping[str, int], inputs: list[onnx.ValueInfoProto],
+           initializers: list[onnx.TensorProto], output: onnx.ValueInfoProto) -> onnx.ModelProto:
+    node = onnx.helper.make_node("ArgMin", [INPUT], [OUTPUT], **dict(attributes))
+    opsets = [onnx.helper.make_opsetid("", opset)]
+    graph = onnx.helper.make_graph([node], f"argmin_{opset}", inputs, [output], initializer=initializers)
+    built = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="argmin-conformance")
+    # The lowest IR version that can carry the opset (accepted by any runtime knowing the opset),
+    # and at least 4 for a constant input: before IR 4 an initializer had to be a graph input
+    # too, i.e. a default the caller could replace, which no runtime may fold.
+    lowest = onnx.helper.find_min_ir_version_for(opsets, ignore_unknown=True)
+    built.ir_version = max(lowest, IR_CONSTANTS) if initializers else lowest
+    return built
+
+
+def inferred_shape(model: onnx.ModelProto) -> Declared:
+    """The output shape onnx.shape_inference finds for ``model`` (whose output declares none):
+    ints where it knows a length, None for a symbolic one; None when it finds no rank."""
+    inferred = onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type
+    if not inferred.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in inferred.shape.dim)
+
+
+def argmin_model(opset: int, dtype: np.dtype, rank: int, attributes: Mapping[str, int], *,
+                 shape: tuple[int, ...] | None = None, initializer: np.ndarray | None = None) -> onnx.ModelProto:
+    """A model with one ArgMin node at ``opset``. The input has rank ``rank`` and symbolic
+    dimensions, or the static ``shape``, or is the constant ``initializer`` (no graph input)."""
+    if initializer is not None:
+        inputs, initializers = [], [onnx.numpy_helper.from_array(np.asarray(initializer), INPUT)]
+    else:
+        dims = list(shape) if shape is not None else [f"d{i}" for i in range(rank)]
+        inputs, initializers = [_input(dtype, dims)], []
+    # onnx.checker (which Backend API modules run) wants a declared output. Declare only the
+    # rank ONNX's own shape inference finds, with fresh symbols (the runtime infers the rest
+    # itself); where inference finds nothing (an invalid model), the input's rank, so that the
+    # runtime, not the checker, reports what is wrong with the model.
+    found = inferred_shape(_model(opset, attributes, inputs, initializers, _output(None)))
+    return _model(opset, attributes, inputs, initializers, _output(rank if found is None else len(found)))
+
+
+def form_key(form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Hashable:
+    """What one compiled model of ``form`` serves: every shape of a rank (symbolic), one shape
+    (static), or one input (initializer)."""
+    key = (form, opset, data.dtype, tuple(sorted(attributes.items())))
+    if form == SYMBOLIC:
+        return (*key, data.ndim)
+    if form == STATIC:
+        return (*key, data.shape)
+    return (*key, data.shape, hashlib.sha1(np.ascontiguousarray(data).tobytes()).hexdigest())
+
+
+def form_model(form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> onnx.ModelProto:
+    """The model that computes ArgMin of ``data`` in ``form``."""
+    if form not in (SYMBOLIC, STATIC, INITIALIZER):
+        raise ValueError(f"unknown model form {form!r}")
+    return argmin_model(opset, data.dtype, data.ndim, attributes,
+                        shape=data.shape if form == STATIC else None,
+                        initializer=data if form == INITIALIZER else None)

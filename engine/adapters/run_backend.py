@@ -1,0 +1,27 @@
+"""ArgMin through an ONNX Backend API module: ``prepare(model, device)`` then ``rep.run``."""
+
+from __future__ import annotations
+
+import unittest
+from types import ModuleType
+
+import onnx
+
+from .compiled import Compiled, ModelArgMin
+from .run_onnxruntime import from_onnxruntime
+
+
+class BackendArgMin(ModelArgMin):
+    def __init__(self, module: ModuleType, device: str = "CPU") -> None:
+        super().__init__()
+        self.module = module
+        self.device = device
+
+    def compile(self, model: onnx.ModelProto) -> Compiled:
+        rep = self.module.prepare(model, device=self.device)
+        return Compiled(lambda *inputs: rep.run(list(inputs))[0])
+
+    def translate(self, exc: Exception) -> Exception:
+        if isinstance(exc, unittest.SkipTest):  # the Backend API's way to say "not supported here"
+            return NotImplementedError(f"{self.module.__name__} skipped the model: {exc}")
+        return from_onnxruntime(exc)

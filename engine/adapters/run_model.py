@@ -1,0 +1,27 @@
+"""ArgMin through a vendor's model-level plug-in (``--impl model:MODULE_OR_PATH:FUNCTION``): the
+function takes an ``onnx.ModelProto`` and returns a callable from the model's inputs (the input
+array; nothing in the initializer form, where the data is inside the model) to the output. The
+suite builds, caches and varies the models; NotImplementedError from either call means
+"unsupported", any other exception a rejection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import onnx
+
+from .compiled import Compiled, ModelArgMin
+
+
+class ModelPluginArgMin(ModelArgMin):
+    def __init__(self, compile_model: Callable[[onnx.ModelProto], Callable[..., Any]]) -> None:
+        super().__init__()
+        self.compile_model = compile_model
+
+    def compile(self, model: onnx.ModelProto) -> Compiled:
+        run = self.compile_model(model)
+        if not callable(run):
+            raise TypeError(f"the model plug-in returned {type(run).__name__}, not a callable from the input "
+                            f"array to the output")
+        return Compiled(run)

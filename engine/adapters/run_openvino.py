@@ -1,0 +1,65 @@
+"""ArgMin through OpenVINO (``openvino.Core``) on one device, CPU by default. The model goes
+through OpenVINO's ONNX frontend (``read_model``) and is compiled for the device with OpenVINO's
+defaults, as an application would run it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+
+from .compiled import Compiled, ModelArgMin, one_line
+
+# What OpenVINO's ONNX frontend says about an element type it has no support for.
+_UNSUPPORTED_TYPE = "Unsupported data type"
+
+
+class OpenVinoError(RuntimeError):
+    """OpenVINO refused the model or the input; the message is OpenVINO's own."""
+
+
+def _declared(shape: Any) -> tuple[int | None, ...] | None:
+    if shape.rank.is_dynamic:
+        return None
+    return tuple(d.get_length() if d.is_static else None for d in shape)
+
+
+def _message(exc: Exception) -> str:
+    """OpenVINO's message without the source locations it prefixes each layer with."""
+    lines = [line for line in str(exc).splitlines() if not line.startswith("Exception from src/")]
+    return one_line(" ".join(lines) or exc)
+
+
+class OpenVinoArgMin(ModelArgMin):
+    def __init__(self, device: str = "CPU") -> None:
+        import openvino
+
+        super().__init__()
+        self.device = device
+        self._core = openvino.Core()
+
+    def devices(self) -> list[str]:
+        return list(self._core.available_devices)
+
+    def properties(self) -> dict[str, str]:
+        """The device settings that decide how ArgMin is computed, for the environment."""
+        found = {}
+        for name in ("FULL_DEVICE_NAME", "INFERENCE_PRECISION_HINT"):
+            try:
+                value = self._core.get_property(self.device, name)
+                found[name.lower()] = value.get_type_name() if hasattr(value, "get_type_name") else str(value)
+            except Exception:  # a device without that property
+                continue
+        return found
+
+    def compile(self, model: onnx.ModelProto) -> Compiled:
+        compiled = self._core.compile_model(self._core.read_model(model.SerializeToString()), self.device)
+        output = compiled.output(0)
+        return Compiled(lambda *inputs: compiled(list(inputs))[output], _declared(output.get_partial_shape()))
+
+    def translate(self, exc: Exception) -> Exception:
+        # OpenVINO raises RuntimeError (from C++) for everything; other exceptions are not its own.
+        if type(exc) is not RuntimeError and not type(exc).__module__.startswith("openvino"):
+            return exc
+        message = _message(exc)
+        return NotImplementedError(message) if _UNSUPPORTED_TYPE in message else OpenVinoError(message)

@@ -1,0 +1,71 @@
+"""Replay snippets run as files, from a directory unrelated to the checkout, with the interpreter
+that ran the suite (isolated: no PYTHONPATH, no user site), and reach the suite's verdict: they
+fail while the implementation gets the input wrong and pass where it gets it right. The
+standalone snippet of a model-based runtime needs nothing of the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import spec
+from engine.isolation import Reply
+from engine.judge import judge
+from engine.plugins import portable, resolve
+from engine.worker import call
+from generators import Case
+from reports.replay import snippet, standalone
+from results import Counterexample
+from results.tensors import to_tensor
+
+IMPLS = Path(__file__).parent / "impls"
+MODEL = IMPLS / "model_onnxruntime.py"
+FLT_MAX = np.finfo(np.float32).max
+
+# (impl, form, version, input, attributes): some the runtime gets right, some it does not.
+CASES = [
+    ("tract", "symbolic", 13, np.array([np.inf, FLT_MAX], np.float32), {}),  # tract answers 0
+    ("onnxruntime", "static", 13, np.array([np.inf, FLT_MAX], np.float32), {}),
+    ("openvino", "symbolic", 13, np.array([1.0, 1 - 1e-12]), {}),  # doubles at float32 precision
+    ("openvino", "initializer", 13, np.array([[True, False]]), {"axis": 1}),  # bool is outside T
+    ("onnxruntime", "symbolic", 13, np.array([[True, False]]), {"axis": 1}),
+    ("onnx-reference", "static", 11, np.array([[3, 1, 2]], np.int8), {"axis": 1, "keepdims": 0}),
+    (f"model:{MODEL}:compile", "static", 13, np.array([[3, 1, 2]], ml_dtypes.bfloat16), {}),
+    ("backend:onnxruntime.backend", "initializer", 12, np.array([2, 1, 1], np.int32), {"select_last_index": 1}),
+    (f"{IMPLS / 'plugin_good.py'}:argmin", None, 12, np.array([2, 1, 1], np.int32), {"select_last_index": 1}),
+    ("zoo.broken_values:ties_first_always", None, 12, np.array([2, 1, 1], np.int32), {"select_last_index": 1}),
+]
+
+
+def _run(script: str, folder: Path) -> subprocess.CompletedProcess:
+    path = folder / "replay.py"
+    path.write_text(script, encoding="utf-8")
+    return subprocess.run([sys.executable, "-I", str(path)], cwd=folder, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+@pytest.mark.parametrize(("impl", "form", "version", "data", "attributes"), CASES,
+                         ids=[f"{c[0].split('/')[-1]}-{c[1]}-{c[3].dtype}" for c in CASES])
+def test_snippets_reach_the_suites_verdict(tmp_path: Path, impl: str, form: str | None, version: int,
+                                          data: np.ndarray, attributes: dict[str, int]) -> None:
+    vspec = spec.load(version)
+    reply = Reply(*call(resolve(impl), data, version, attributes, form))
+    judged = judge(vspec, Case(version, data, attributes), reply, "property",
+                   lambda d, a: Reply(*call(resolve(impl), d, version, a, form)))
+    result = judged.result
+    ce = judged.evidence(judged.failures[0]) if judged.failures else \
+        Counterexample(to_tensor(data), attributes, None, None, "", "")
+    scripts = [snippet(portable(impl), version, ce, kind=result.kind, clause=result.clause, form=form)]
+    other = standalone(portable(impl), version, ce, kind=result.kind, clause=result.clause, form=form)
+    assert (other is None) == (form is None)  # only for runtimes the suite builds models for
+    scripts += [other] if other else []
+    for script in scripts:
+        done = _run(script, tmp_path)
+        assert (done.returncode == 0) == (result.outcome == "pass"), (result.outcome, done.stdout, done.stderr)
+        if result.outcome in ("fail", "missing-rejection"):
+            assert "AssertionError" in done.stderr, done.stderr

@@ -1,0 +1,134 @@
+"""The OpenVINO and tract built-ins: right answers in every model form, each runtime's own
+"type not supported" (and only that) read as unsupported, everything else it refuses a
+rejection, a process-killing panic a crash, and the output shapes each runtime declares."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from engine import adapters
+from engine.forms import FORMS
+from engine.isolation import Runner
+from engine.options import validate
+from engine.run import run_all
+from generators import profiles
+from results import CENSUS
+
+ROWS = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, -1.0]], dtype=np.float32)  # a tie in the second row
+
+
+@pytest.fixture(scope="module")
+def openvino() -> adapters.OpenVinoArgMin:
+    return adapters.OpenVinoArgMin()
+
+
+@pytest.fixture(scope="module")
+def tract() -> adapters.TractArgMin:
+    return adapters.TractArgMin()
+
+
+@pytest.fixture(params=["openvino", "tract"])
+def runtime(request: pytest.FixtureRequest) -> adapters.ModelArgMin:
+    return request.getfixturevalue(request.param)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize(("opset", "attributes", "expected"), [
+    (13, {}, [[1, 1, 1]]),
+    (13, {"axis": 1, "keepdims": 0}, [1, 1]),
+    (12, {"axis": -1, "select_last_index": 1}, [[1], [2]]),
+    (1, {"axis": 1}, [[1], [1]]),
+])
+def test_right_answers_in_every_form(runtime: adapters.ModelArgMin, form: str, opset: int,
+                                     attributes: dict[str, int], expected: list) -> None:
+    answer = runtime.answer(form, ROWS, opset, attributes)
+    value = np.asarray(answer.value)
+    assert value.dtype == np.int64 and value.tolist() == expected
+
+
+@pytest.mark.parametrize(("form", "openvino_declares", "tract_declares"), [
+    ("symbolic", (None, 1), (None, 1)),
+    ("static", (2, 1), (2, 1)),
+    ("initializer", (2, 1), (2, 1)),
+])
+def test_declared_output_shapes(openvino: adapters.OpenVinoArgMin, tract: adapters.TractArgMin, form: str,
+                                openvino_declares: tuple, tract_declares: tuple) -> None:
+    """What each runtime says the output shape is, read from its compiled model: lengths it
+    knows as ints, symbolic ones as None."""
+    assert openvino.answer(form, ROWS, 13, {"axis": 1}).declared == openvino_declares
+    assert tract.answer(form, ROWS, 13, {"axis": 1}).declared == tract_declares
+
+
+def test_openvino_gets_bfloat16_as_bfloat16(openvino: adapters.OpenVinoArgMin) -> None:
+    # the model's input type is bfloat16 and the array arrives as it is: OpenVINO reads the bits right
+    data = np.array([1 + 2 ** -7, 1.0, 1 + 2 ** -7], ml_dtypes.bfloat16)
+    for form in FORMS:
+        assert np.asarray(openvino.answer(form, data, 13, {}).value).tolist() == [1], form
+
+
+def test_openvino_unsupported_type_is_unsupported_and_the_rest_is_rejected(openvino: adapters.OpenVinoArgMin) -> None:
+    with pytest.raises(NotImplementedError, match="Unsupported data type COMPLEX64"):
+        openvino(np.zeros(2, np.complex64), opset=13)
+    with pytest.raises(adapters.OpenVinoError, match="out of the tensor rank range") as raised:
+        openvino(ROWS, opset=13, axis=2)
+    assert "\n" not in str(raised.value) and "Exception from src/" not in str(raised.value)
+
+
+def test_tract_unsupported_types_are_unsupported(tract: adapters.TractArgMin) -> None:
+    """tract says so itself: no uint32 ArgMin ("U32 is not a number"), no bfloat16 at all
+    ("Unknown DatumType Bfloat16"); its messages arrive without the Rust backtrace."""
+    with pytest.raises(NotImplementedError, match="U32 is not a number") as raised:
+        tract(np.zeros(2, np.uint32), opset=13)
+    assert "Stack backtrace" not in str(raised.value) and "\n" not in str(raised.value)
+    with pytest.raises(NotImplementedError, match="Unknown DatumType Bfloat16"):
+        tract(np.zeros(2, ml_dtypes.bfloat16), opset=13)
+
+
+def test_tract_refusals_other_than_types_are_rejections(tract: adapters.TractArgMin) -> None:
+    with pytest.raises(adapters.TractError, match="keepdims"):
+        tract(ROWS, opset=13, keepdims=3)
+
+
+def test_tract_axis_out_of_range_is_a_crash_not_a_rejection() -> None:
+    """tract panics across its C interface and the process aborts: under process isolation that
+    is a crash (with its signal), the worker restarts and the next call is answered."""
+    with Runner("tract", isolation="process", timeout=60) as runner:
+        crashed = runner.call(ROWS, 13, {"axis": 5})
+        assert (crashed.status, crashed.error) == ("crash", "the worker process died from SIGABRT")
+        after = runner.call(ROWS, 13, {"axis": 1}, "static")
+        assert after.status == "ok" and after.value.tolist() == [[1], [1]] and after.declared == (2, 1)
+        assert runner.restarts == 1
+
+
+# --- the whole suite against the real runtimes (long: nox -s e2e) -----------------------------
+
+def _failing(impl: str, dtypes: str) -> dict[str, set[str]]:
+    """Failing clause -> failing types, of a quick ArgMin-13 run through process isolation."""
+    profiles.register()
+    settings = validate({"impl": impl, "profile": "quick", "seed": "5", "versions": "13", "dtypes": dtypes})
+    failing: dict[str, set[str]] = {}
+    for result in run_all(settings).results:
+        if result.outcome not in ("pass", CENSUS):
+            failing.setdefault(result.clause, set()).add(result.type_name)
+    return failing
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_openvinos_known_bugs() -> None:
+    """OpenVINO CPU compares doubles at float32 precision and narrows uint32, and accepts bool at
+    ArgMin-13 (GUIDE 3b); float and int32 it gets right."""
+    failing = _failing("openvino", "double,float,int32,uint32")
+    assert {"double", "uint32"} <= failing.get("C5", set()) and not {"float", "int32"} & failing.get("C5", set())
+    assert "bool" in failing.get("C12", set())
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_tracts_known_bugs() -> None:
+    """tract answers 0 for [inf, FLT_MAX], has no uint32 ArgMin (unsupported, C1), and an axis out
+    of range kills the process (a crash on a rejection clause); int32 it gets right."""
+    failing = _failing("tract", "float,int32,uint32")
+    assert "float" in failing.get("C5", set()) and "int32" not in failing.get("C5", set())
+    assert failing.get("C1") == {"uint32"}
+    assert "C10" in failing
