@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 import spec
+from engine.minimize import minimize
 from generators import (
     BATCH,
     Case,
@@ -27,7 +28,6 @@ from generators import (
     semantic_floor,
     undefined_cases,
 )
-from engine.minimize import minimize
 from generators.shapes import ELEMENT_BUDGET, FAMILIES, LANES, MANY_SLICES, WIDTH
 from spec.oracle import argmin, classify, expect, verify
 from zoo import broken_shapes
