@@ -199,6 +199,6 @@ def adequacy(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """The project's speed figures: ``nox -s bench -- [--repeat N] [--skip-standard-run]``."""
+    """The project's speed figures: ``nox -s bench -- [--repeat N] [--skip-runs]``."""
     session.install(*RUNTIME)
     session.run("python", "benchmarks/bench_all.py", *session.posargs)

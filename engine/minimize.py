@@ -150,9 +150,8 @@ class _Search:
             if "axis" in attributes:
                 new_axis = reduced - (dim < reduced)
                 attributes["axis"] = new_axis - (self.best.data.ndim - 1) if attributes["axis"] < 0 else new_axis
-            elif dim < reduced:  # the default axis would point elsewhere
-                dim += 1
-                continue
+            elif dim < reduced:  # the default axis would point elsewhere: name the axis instead
+                attributes["axis"] = reduced - 1
             if not self.attempt(np.squeeze(self.best.data, axis=dim), attributes):
                 dim += 1
 

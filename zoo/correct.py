@@ -92,19 +92,24 @@ def blocked_two_level(data: np.ndarray, *, opset: int, **attributes: int) -> np.
         raise ValueError("ArgMin of an empty axis has no answer")
     if is_float(data.dtype) and np.isnan(data).any():
         raise ValueError("ArgMin input contains NaN")
-    best_value = best_index = None
-    for start in range(0, n, _BLOCK):
-        block = np.take(data, range(start, min(start + _BLOCK, n)), axis=request.axis)
-        local = (last_min if request.last else first_min)(block, request.axis) + start
-        value = np.take_along_axis(block, np.expand_dims(local - start, request.axis), request.axis)
-        value = np.squeeze(value, request.axis)
-        if best_value is None:
-            best_value, best_index = value, local
-            continue
-        # Later blocks hold later indices: they win ties only when the last minimum is wanted.
-        better = (value <= best_value) if request.last else (value < best_value)
-        best_value = np.where(better, value, best_value)
-        best_index = np.where(better, local, best_index)
+    # Level one: the minimum of each block of 8 (the last block may be shorter); level two: the
+    # block holding the overall minimum, the first such block (or the last, for the last index).
+    pick = last_min if request.last else first_min
+    moved = np.moveaxis(data, request.axis, -1)
+    full = n // _BLOCK * _BLOCK
+    values, indices = [], []
+    if full:
+        blocks = moved[..., :full].reshape(*moved.shape[:-1], full // _BLOCK, _BLOCK)
+        local = pick(blocks, -1)
+        values.append(np.take_along_axis(blocks, local[..., None], -1)[..., 0])
+        indices.append(local + np.arange(0, full, _BLOCK))
+    if full < n:
+        tail = moved[..., full:]
+        local = pick(tail, -1)[..., None]
+        values.append(np.take_along_axis(tail, local, -1))
+        indices.append(local + full)
+    values, indices = np.concatenate(values, -1), np.concatenate(indices, -1)
+    best_index = np.take_along_axis(indices, pick(values, -1)[..., None], -1)[..., 0]
     return finish(best_index, request)
 
 
@@ -139,19 +144,23 @@ def sticky_first_nan(data: np.ndarray, *, opset: int, **attributes: int) -> np.n
 
 
 def _scan(data: np.ndarray, request: Request) -> np.ndarray:
-    """The classic kernel loop, vectorised over the other axes."""
-    n = data.shape[request.axis]
+    """What the classic kernel loop answers (``best`` seeded with element 0, replaced when
+    ``value < best``, or ``<=`` for the last index), without looping in Python: NaN never compares
+    true, so a NaN is skipped, except at index 0 where nothing ever replaces it."""
+    axis, n = request.axis, data.shape[request.axis]
     if n == 0:
         raise ValueError("ArgMin of an empty axis has no answer")
-    best = np.take(data, 0, axis=request.axis)
-    where = np.zeros(best.shape, np.int64)
-    for i in range(1, n):
-        value = np.take(data, i, axis=request.axis)
-        with np.errstate(invalid="ignore"):  # NaN compares False, which is this kernel's NaN policy
-            better = (value <= best) if request.last else (value < best)
-        best = np.where(better, value, best)
-        where = np.where(better, i, where)
-    return where
+    # Every float type widens to float64 exactly; integers stay as they are (no NaN, no rounding).
+    values = data if data.dtype.kind in "iub" else data.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        smallest = np.fmin.reduce(values, axis=axis, keepdims=True)  # NaN only where every element is NaN
+        match = values == smallest  # never true at a NaN
+    if request.last:
+        where = n - 1 - np.argmax(np.flip(match, axis), axis=axis)
+    else:
+        where = np.argmax(match, axis=axis)
+    stuck = ~match.any(axis=axis) | np.isnan(np.take(values, 0, axis=axis).astype(np.float64))
+    return np.where(stuck, 0, where).astype(np.int64)
 
 
 def min_then_match(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
