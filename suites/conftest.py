@@ -84,12 +84,14 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # The process that owns the run loads the implementation first (in a worker process under
     # process isolation): a bad plug-in ends the run here, with the worker's one-line message.
-    runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
-                    memory_limit=settings.memory_limit)
-    try:
+    runner = None
+    try:  # in-process (--isolation none) the constructor itself loads the implementation
+        runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
+                        memory_limit=settings.memory_limit)
         description = runner.load()
     except UsageError as exc:
-        runner.close()
+        if runner is not None:
+            runner.close()
         raise pytest.UsageError(str(exc)) from None
     try:
         recovered = stream.set_aside(settings.report_dir, by="the next run into the same report dir")

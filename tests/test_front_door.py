@@ -33,6 +33,7 @@ def verdict_lines(output: str) -> list[str]:
     (["--impl", "numpy_argmin"], ["has no ':function' part"]),
     (["--impl", "no_such_module_xyz:fn"], ["No module named", "no_such_module_xyz"]),
     (["--impl", "zoo.correct:no_such_function"], ["no_such_function"]),
+    (["--impl", "zoo.correct:no_such_function", "--isolation", "none"], ["no_such_function"]),  # loaded in-process
     (["--impl", "zoo.registry:ENTRIES"], ["not callable"]),
     (["--impl", "tests/impls/missing_file.py:fn"], ["missing_file.py"]),
     (["--versions", "14"], ["unknown ArgMin version 14"]),
