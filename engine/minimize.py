@@ -162,12 +162,11 @@ class _Search:
         chunk = self.best.data.shape[dim] // 2
         while chunk >= 1 and self.left > 0:
             start = 0
-            while start < self.best.data.shape[dim]:
+            while start < self.best.data.shape[dim] and self.left > 0:
                 n = self.best.data.shape[dim]
                 if n - chunk < 1:
                     break
-                kept = [i for i in range(n) if not start <= i < start + chunk]
-                if not self.attempt(np.take(self.best.data, kept, axis=dim)):
+                if not self.attempt(np.delete(self.best.data, np.s_[start:start + chunk], axis=dim)):
                     start += chunk
             chunk //= 2
 
