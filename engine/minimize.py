@@ -33,6 +33,7 @@ BUDGET = 300  # asks of the implementation per minimized failure
 _SMALL = (0, 1, -1, 2, -2, 3, -3, 4, -4, 5, 10, -10, 100, -100)
 
 
+@cache
 def _finfo(dtype: np.dtype):
     return ml_dtypes.finfo(dtype)
 
@@ -62,8 +63,25 @@ def simpler(a: Case, b: Case) -> bool:
 
 
 def _value_costs(case: Case) -> tuple:
-    costs = sorted((value_cost(v, case.data.dtype) for v in case.data.reshape(-1).tolist()), reverse=True)
-    return tuple(c[0] for c in costs), tuple(c[1] for c in costs), tuple(c[2] for c in costs)
+    """Every element's value_cost, most complicated first, as (classes, magnitudes, signs):
+    computed with numpy, since a candidate can hold tens of thousands of elements."""
+    data = case.data.reshape(-1)
+    if data.dtype.kind in "iu":
+        classes = np.zeros(data.size, np.int8)
+        if data.dtype.kind == "u":
+            magnitudes, negative = data.astype(np.uint64), np.zeros(data.size, bool)
+        else:  # |v| as uint64, exact down to the int64 minimum
+            wide, negative = data.astype(np.int64), data < 0
+            magnitudes = np.where(negative, (-(wide + 1)).astype(np.uint64) + np.uint64(1), wide.astype(np.uint64))
+    else:
+        wide = data.astype(np.float64)
+        nan, inf = np.isnan(wide), np.isinf(wide)
+        subnormal = (wide != 0) & (np.abs(wide) < float(_finfo(data.dtype).tiny))
+        classes = np.select([nan, inf, subnormal], [3, 2, 1], 0).astype(np.int8)
+        magnitudes = np.where(nan | inf, 0.0, np.abs(wide))
+        negative = np.signbit(wide) & ~nan
+    order = np.lexsort((negative, magnitudes, classes))[::-1]
+    return classes[order].tolist(), magnitudes[order].tolist(), negative[order].tolist()
 
 
 @cache
@@ -121,9 +139,14 @@ class _Search:
         return False
 
     @property
-    def semantic(self) -> bool:
+    def shapeable(self) -> bool:
+        """Whether the shape steps apply: a tensor with a reduced axis inside it (a valid case, or
+        one rejected for its type or an attribute; not one rejected for its rank or axis)."""
+        ndim = self.best.data.ndim
+        if ndim == 0:
+            return False
         kind, _ = classify(self.vspec, self.best.data, self.best.attributes)
-        return kind == "semantic" and self.best.data.ndim >= 1
+        return kind == "semantic" or -ndim <= self.vspec.effective(self.best.attributes)["axis"] < ndim
 
     def reduced_axis(self) -> int:
         return self.vspec.effective(self.best.attributes)["axis"] % self.best.data.ndim
@@ -206,7 +229,7 @@ def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) ->
     numeric = tensor_type is not None and tensor_type.family in ("float", "float8", "signed", "unsigned")
     while search.left > 0:
         before = search.best
-        if search.semantic:
+        if search.shapeable:
             search.slice_other_axes()
             search.drop_axes()
             search.shorten(search.reduced_axis())

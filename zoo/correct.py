@@ -155,10 +155,7 @@ def _scan(data: np.ndarray, request: Request) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         smallest = np.fmin.reduce(values, axis=axis, keepdims=True)  # NaN only where every element is NaN
         match = values == smallest  # never true at a NaN
-    if request.last:
-        where = n - 1 - np.argmax(np.flip(match, axis), axis=axis)
-    else:
-        where = np.argmax(match, axis=axis)
+    where = (last_min if request.last else first_min)(~match, axis)  # the first (last) match
     stuck = ~match.any(axis=axis) | np.isnan(np.take(values, 0, axis=axis).astype(np.float64))
     return np.where(stuck, 0, where).astype(np.int64)
 
