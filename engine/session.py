@@ -3,16 +3,16 @@ Runner), judges each case, keeps and streams the results, and bounds the cost of
 hangs.
 
 One test (a version and type of a suite) is a series of searches. Each search is a Hypothesis
-run over the test's strategy; when it finds a failure, Hypothesis shrinks it, the minimizer
-takes it further, and the failure is recorded with its counterexample. Its key (clause, type,
+run over the test's strategy; when it finds a failure, the minimizer simplifies it (Hypothesis'
+own shrinker is not run: see engine.run), and the failure is recorded with its counterexample. Its key (clause, type,
 problem) is then set aside and the next search looks for the others, so one bug never masks a
 second. A test whose cases all pass is a single search, as long as before.
 
-Counting: each distinct input is judged once per test (searches and shrinking replay inputs)
+Counting: each distinct input is judged once per test (searches and Hypothesis' replays repeat inputs)
 and recorded once, as it first comes, unless it is part of the search's own failure, which is
 recorded at the end with its counterexample. A case that fails only in ways already set aside
-is recorded as another occurrence of that failure. Inputs first met while shrinking or
-minimizing are not recorded."""
+is recorded as another occurrence of that failure. Inputs first met while minimizing are
+not recorded."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ from .options import Settings
 # call seen so far; without it, an implementation that hangs on many inputs would cost
 # --timeout seconds per test and the run would take hours.
 TIMEOUTS_BEFORE_ADAPTING = 3
-# Crashes or timeouts allowed per test before shrinking stops asking the implementation; once
-# the run has seen FAULTS_BEFORE_THRIFT of them, one per test (the first is recorded, unshrunk).
+# Crashes or timeouts allowed per test before the test stops asking the implementation new inputs;
+# once the run has seen FAULTS_BEFORE_THRIFT of them, one per test (the first is recorded, unminimized).
 FAULTS_PER_TEST = 2
 FAULTS_BEFORE_THRIFT = 6
 SEARCHES_PER_TEST = 6  # distinct failures looked for in one test before it stops searching
@@ -48,7 +48,7 @@ Key = tuple[str, str, str]  # (clause, type name, problem)
 
 
 class Nonconformance(AssertionError):
-    """A case the implementation got wrong; Hypothesis shrinks it like any failed assertion."""
+    """A case the implementation got wrong: it ends the Hypothesis search like any failed assertion."""
 
 
 def key_of(judgement: Judgement, failure: Failure) -> Key:
@@ -62,7 +62,7 @@ class _TestState:
     settled: dict[str, Judgement | None] = field(default_factory=dict)  # input key -> judgement (None: unasked)
     recorded: set[str] = field(default_factory=set)  # input keys recorded
     aside: set[Key] = field(default_factory=set)  # failures already reported
-    current: tuple[Judgement, Failure] | None = None  # this search's failure: after shrinking, the smallest
+    current: tuple[Judgement, Failure] | None = None  # this search's failure, as first found
     seen: dict[Key, dict[str, Judgement]] = field(default_factory=dict)  # failing inputs per failure key
     prefetched: dict[str, list[Reply]] = field(default_factory=dict)  # input key -> answers asked ahead
     reported: list[str] = field(default_factory=list)  # one line per failure found, for pytest
@@ -156,7 +156,7 @@ class Session:
             if open_failures:
                 failure = open_failures[0]
                 if state.current is None and self.stream is not None:
-                    # On disk before shrinking starts: a run killed meanwhile keeps the failure, unshrunk.
+                    # On disk before minimizing starts: a run killed meanwhile keeps the failure, unminimized.
                     found = judgement.recorded_as(failure)
                     found.counterexample = replace(judgement.evidence(failure), minimized=False)
                     self.stream.found(found)
