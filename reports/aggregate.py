@@ -108,10 +108,14 @@ def _causes(version: int, failures: list[dict], types: list[str]) -> list[dict]:
         if failure["version"] == version and failure["kind"] != "undefined":
             grouped[failure["clause"] or "", failure["outcome"]].append(failure)
     ordered = sorted(grouped.items(), key=lambda item: (clause_number(item[0][0]), _severity(item[0][1])))
-    return [{"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
-             "types": [{"type": f["type"], "anchor": f["anchor"]}
-                       for f in sorted(items, key=lambda f: types.index(f["type"]))]}
-            for (clause, outcome), items in ordered]
+    entries = []
+    for (clause, outcome), items in ordered:
+        first_of_type: dict[str, dict] = {}  # a type that failed in several model forms is named once
+        for f in sorted(items, key=lambda f: types.index(f["type"])):
+            first_of_type.setdefault(f["type"], {"type": f["type"], "anchor": f["anchor"]})
+        entries.append({"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
+                        "types": list(first_of_type.values())})
+    return entries
 
 
 def _versions(raw: RawRun, versions: list[int], failures: list[dict], types: list[str]) -> list[dict]:

@@ -177,6 +177,19 @@ def test_failures_with_one_root_cause_share_a_card() -> None:
     assert not any("np." in (f["counterexample"]["detail"] or "") for f in failing["failures"])
 
 
+def test_a_type_failing_in_several_model_forms_is_named_once_per_cause() -> None:
+    raw = refusing_run()
+    in_forms = [dataclasses.replace(r, form=form) for r in raw.results for form in ("symbolic", "static")]
+    raw = dataclasses.replace(raw, results=in_forms, info=dataclasses.replace(raw.info, forms=["symbolic", "static"]))
+    document = aggregate(raw)
+    _validate(document)
+    causes = {v["version"]: v["causes"] for v in document["versions"]}
+    assert [t["type"] for t in causes[13][0]["types"]] == ["uint16", "int16", "bfloat16"]
+    refused = document["cards"][1]
+    assert refused["forms"] == ["symbolic", "static"] and len(refused["failures"]) == 10
+    assert len({document["failures"][i]["anchor"] for i in refused["failures"]}) == 10  # every anchor unique
+
+
 def test_every_link_in_the_report_has_its_target() -> None:
     for document in (aggregate(failing_run()), aggregate(refusing_run())):
         for lang in ("en", "zh-TW"):
