@@ -212,6 +212,8 @@ class _Search:
     def simplify_elements(self) -> None:
         dtype = self.best.data.dtype
         for position in range(self.best.data.size):
+            if self.left <= 0:
+                return
             current = value_cost(self.best.data.reshape(-1)[position].item(), dtype)
             for value in candidates(dtype):
                 if value_cost(value, dtype) >= current or self.left <= 0:

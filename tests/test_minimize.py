@@ -1,0 +1,33 @@
+"""The minimizer's cost of a case's values: computed with numpy for whole arrays, it must order
+elements exactly as value_cost, the per-element definition, does."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from engine.minimize import _value_costs, value_cost
+from generators import Case
+
+FLOATS = np.array([np.nan, -np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 2.5, 1e-40, -1e-40, 5e-324, 1e300, -3.0])
+
+
+def _values(dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        pool = [info.min, info.max, 0, 1, 5] + ([-1, -7] if dtype.kind == "i" else [])
+        return rng.choice(np.array(pool, dtype), size=int(rng.integers(1, 30)))
+    with np.errstate(all="ignore"):
+        return rng.choice(FLOATS, size=int(rng.integers(1, 30))).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, ml_dtypes.float8_e4m3fn,
+                                   np.int8, np.int64, np.uint64, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_array_costs_agree_with_value_cost(dtype) -> None:
+    dtype, rng = np.dtype(dtype), np.random.default_rng(0)
+    for _ in range(200):
+        data = _values(dtype, rng)
+        costs = sorted((value_cost(v, dtype) for v in data.tolist()), reverse=True)
+        expected = ([c[0] for c in costs], [c[1] for c in costs], [c[2] for c in costs])
+        assert _value_costs(Case(13, data, {})) == expected, data
