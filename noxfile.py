@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -146,17 +147,35 @@ def conformance(session: nox.Session) -> None:
     installs, args = _pop_installs(list(session.posargs))
     runtime = runtime_distribution(_impl(args))
     python = _venv(session, [*RUNTIME, *installs, *([runtime] if runtime else [])])
+    command = [str(python), "-m", "suites", *args]
+    session.log(" ".join(command))
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
-        session.run(str(python), "-m", "suites", *args, external=True, interrupt_timeout=STOP_S,
-                    terminate_timeout=REPORT_S)
-    except KeyboardInterrupt:
-        sys.exit(2)  # the suite's status for an interrupted run; nox does not pass it on
-    except nox.command.CommandFailed as failed:
-        # nox would turn every failed session into exit status 1; the suite's 0/1/2 is the contract.
-        sys.exit(failed.return_code or 2)
+        code = _suite(command)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    # The suite's 0/1/2 is the contract (nox would make every failure 1), and its verdict lines are
+    # the last thing printed: no "Command ... failed" line after them.
+    sys.exit(code)
+
+
+def _suite(command: list[str]) -> int:
+    """Run the suite; on Ctrl-C or SIGTERM, stop it as nox's own ``interrupt_timeout`` would:
+    SIGINT, then SIGTERM after STOP_S, then SIGKILL after REPORT_S (time to write its report)."""
+    process = subprocess.Popen(command)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        for sig, wait in ((signal.SIGINT, STOP_S), (signal.SIGTERM, REPORT_S)):
+            process.send_signal(sig)
+            try:
+                process.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            process.kill()
+        return 2  # the suite's status for an interrupted run
 
 
 @nox.session

@@ -13,6 +13,7 @@ from pathlib import Path
 import spec
 from generators import profiles
 from results import RunInfo
+from results.verdict import CLAIMS
 
 from . import forms
 from .isolation import ISOLATION_MODES
@@ -45,6 +46,9 @@ OPTIONS = (
                                f"{format_size(DEFAULT_MEMORY_LIMIT)}; e.g. 512M, 16G, none); holding more is a crash, "
                                f"out of memory", format_size(DEFAULT_MEMORY_LIMIT)),
     ("--lang", "LANG", "report language: en or zh-TW", "en"),
+    ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
+                         "and names the others) or all (every type of T, or of --dtypes, must be implemented: a type "
+                         "not implemented is a failure)", "implemented"),
 )
 
 
@@ -61,6 +65,7 @@ class Settings:
     lang: str
     memory_limit: int | None  # resident bytes the worker process may hold; None: no limit
     forms: tuple[str, ...] | None = None  # model forms (engine.forms); None for a plain function plug-in
+    claim: str = "implemented"  # --claim (results.verdict.CLAIMS)
 
 
 def _split(text: str) -> list[str]:
@@ -128,10 +133,13 @@ def validate(values: dict[str, str | None]) -> Settings:
     lang = values.get("lang") or "en"
     if lang not in LANGS:
         raise UsageError(f"unknown report language {lang!r}; choose en or zh-TW")
+    claim = values.get("claim") or "implemented"
+    if claim not in CLAIMS:
+        raise UsageError(f"unknown claim {claim!r}; choose {' or '.join(CLAIMS)} (e.g. --claim all)")
     impl = values.get("impl") or "onnxruntime"
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
-                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")))
+                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim)
 
 
 def _forms(impl: str, text: str | None) -> tuple[str, ...] | None:
@@ -164,6 +172,6 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
                    isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
                    memory_limit_bytes=settings.memory_limit, forms=list(settings.forms) if settings.forms else None,
-                   impl_portable=portable(settings.impl),
+                   impl_portable=portable(settings.impl), claim=settings.claim,
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile))

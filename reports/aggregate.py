@@ -17,20 +17,20 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from functools import cache
 from itertools import pairwise
 from typing import Any
 
 import spec
 from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
-from results.verdict import judged, reason, verdict
+from results.causes import signature
+from results.verdict import FAULTS, Standing, clause_number, standings
 from spec.diff import diff
 
 from . import census, clauses
 from .certificate import certificate
 from .replay import display_values, snippet, standalone
 
-SCHEMA = "argmin-conformance/report/3"
+SCHEMA = "argmin-conformance/report/4"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
 # Worst first: the outcome a cell or clause shows when its cases disagree.
 SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
@@ -84,6 +84,7 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "profile_label": {str(k): str(v) for k, v in info.profile_label.items()},
         "profile_description": {str(k): str(v) for k, v in info.profile_description.items()},
         "forms": None if info.forms is None else [str(f) for f in info.forms],
+        "claim": str(info.claim),
     }
 
 
@@ -100,12 +101,15 @@ def _severity(outcome: str) -> int:
     return SEVERITY.index(outcome) if outcome in SEVERITY else 0
 
 
-def _causes(version: int, failures: list[dict], types: list[str]) -> list[dict]:
-    """Why a version failed, root cause first: each failing clause with its outcome and the
-    types it failed on ("C1: int16, uint16 refused"), each type linked to its failure."""
+def _causes(version: int, failures: list[dict], types: list[str], census_entries: list[dict]) -> list[dict]:
+    """Why a version's headline is NON-CONFORMANT, root cause first: each clause failing with a
+    cause of its own, with its outcome and the types it failed on ("C5: double, int64 wrong
+    answer"), each type linked to its failure; a crash or hang on undefined input links to its
+    census entry. A clause that failed on every type it was tried on says so instead of listing
+    the types a profile happened to sample."""
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for failure in failures:
-        if failure["version"] == version and failure["kind"] != "undefined":
+        if failure["version"] == version and failure["role"] == "headline" and not failure["same_cause"]:
             grouped[failure["clause"] or "", failure["outcome"]].append(failure)
     ordered = sorted(grouped.items(), key=lambda item: (clause_number(item[0][0]), _severity(item[0][1])))
     entries = []
@@ -114,27 +118,61 @@ def _causes(version: int, failures: list[dict], types: list[str]) -> list[dict]:
         for f in sorted(items, key=lambda f: types.index(f["type"])):
             first_of_type.setdefault(f["type"], {"type": f["type"], "anchor": f["anchor"]})
         entries.append({"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
-                        "types": list(first_of_type.values())})
-    return entries
+                        "types": list(first_of_type.values()), "every_type": all(f["every_type"] for f in items),
+                        "census": False})
+    crashed: dict[str, dict] = {}  # a census topic (all its groups) that crashed or hung the implementation
+    for entry in census_entries:
+        faults = [s for s in FAULTS if entry["statuses"].get(s)] if entry["version"] == version else []
+        if faults:
+            cause = crashed.setdefault(entry["topic"], {"clause": entry["topic"], "title": entry["title"],
+                                                        "outcome": faults[0], "types": [], "every_type": False,
+                                                        "census": True})
+            for t in entry["types"]:
+                if any(t["statuses"].get(s) for s in FAULTS) and t["type"] not in [x["type"] for x in cause["types"]]:
+                    cause["types"].append({"type": t["type"], "anchor": entry["anchor"]})
+    return entries + list(crashed.values())
 
 
-def _versions(raw: RawRun, versions: list[int], failures: list[dict], types: list[str]) -> list[dict]:
-    """One entry per version: its verdict and why, counts, and its causes with ``types`` (the
-    matrix rows) as their order."""
+def _scope(standing: Standing) -> dict:
+    s = standing.scope
+    return {"claim": s.claim, "claimed": list(s.claimed), "implemented": list(s.implemented),
+            "not_implemented": list(s.not_implemented), "untested": list(s.untested)}
+
+
+def _strictness(standing: Standing, failures: list[dict]) -> dict:
+    """How the version's invalid models were treated, per rejection clause, each linked to the
+    failure that shows it computed (or to the clause row when none did)."""
+    clauses_ = []
+    for e in standing.strictness.clauses:
+        anchor = _first_anchor(failures, version=standing.version, clause=e.clause, outcome="missing-rejection")
+        clauses_.append({"clause": e.clause, "title": e.title, "refused": e.refused, "computed": e.computed,
+                         "faults": e.faults, "computed_types": list(e.computed_types), "every_type": e.every_type,
+                         "anchor": anchor or clause_anchor(standing.version, e.clause)})
+    return {"level": standing.strictness.level, "clauses": clauses_}
+
+
+def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[dict], types: list[str],
+              census_entries: list[dict]) -> list[dict]:
+    """One entry per version: its headline verdict and why, its scope and strictness beside it,
+    counts, its causes with ``types`` (the matrix rows) as their order, and the census warnings."""
     entries = []
-    for version in versions:
+    for version, s in standings.items():
         vspec = _spec(version)
         in_t = list(vspec.type_names) if vspec else []
         restriction = None if raw.info.type_names is None else [t for t in in_t if t in raw.info.type_names]
         mine = [r for r in raw.results if r.version == version]
-        counted = judged(mine, version)
         entries.append({
-            "version": version, "verdict": verdict(raw.results, version),
-            "reason": reason(raw.results, version), "type_restriction": restriction, "types": in_t,
-            "cases": len(mine), "judged": len(counted), "not_passed": sum(r.outcome != "pass" for r in counted),
+            "version": version, "verdict": s.verdict, "reason": s.reason, "type_restriction": restriction,
+            "types": in_t, "cases": len(mine), "judged": s.judged,
+            "not_passed": len(s.failures) + len(s.census_faults),
             "counts": counts(r.outcome for r in mine), "seconds": _seconds(mine),
-            "causes": _causes(version, failures, types),
-            "inferred_only": clauses.inferred_only(raw.results, version),
+            "failing_clauses": list(s.clauses),
+            "causes": _causes(version, failures, types, census_entries),
+            "scope": _scope(s), "strictness": _strictness(s, failures),
+            "census_warnings": [{"topic": c["topic"], "title": c["title"], "warnings": list(c["warnings"]),
+                                 "anchor": c["anchor"]}
+                                for c in census_entries if c["version"] == version and c["warnings"]],
+            "inferred_only": clauses.inferred_only(s),
         })
     return entries
 
@@ -224,11 +262,46 @@ def _detail(message: str, actual: object) -> str | None:
     return text
 
 
-def _failures(raw: RawRun) -> list[dict]:
+def _roles(standings: dict[int, Standing]) -> dict[int, tuple[str, str | None]]:
+    """What each failed case means for its version, by the verdict rule: ``headline`` (it makes
+    the version NON-CONFORMANT), ``scope`` (a type not implemented) or ``strictness`` (an invalid
+    model computed); and the clause it shares a root cause with, if any (results.causes)."""
+    roles: dict[int, tuple[str, str | None]] = {}
+    for s in standings.values():
+        for i, result in enumerate(s.failures):
+            roles[id(result)] = ("headline", s.same_cause.get(i))
+    return roles
+
+
+def _role(result: CaseResult, roles: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:
+    if id(result) in roles:
+        return roles[id(result)]
+    return ("strictness", None) if result.kind == "rejection" else ("scope", None)
+
+
+def _every_type(raw: RawRun) -> set[tuple[int, str | None, str]]:
+    """(version, clause, outcome) of failures that every type tried on the clause shared: a
+    behaviour of the clause, not of the types a profile sampled."""
+    tried: dict[tuple[int, str | None], set[str]] = defaultdict(set)
+    failed: dict[tuple[int, str | None, str], set[str]] = defaultdict(set)
+    for result in raw.results:
+        if result.kind == "undefined":
+            continue
+        for clause_id, outcome in clauses.outcomes_per_clause(result):
+            tried[result.version, clause_id].add(result.type_name)
+            if outcome != "pass":
+                failed[result.version, clause_id, outcome].add(result.type_name)
+    return {key for key, types in failed.items() if len(types) > 1 and types == tried[key[0], key[1]]}
+
+
+def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
     """Every distinct failure (version, clause, type, problem), with its smallest counterexample
-    (the last one among equally small ones: later counterexamples are the better shrunk)."""
+    (the last one among equally small ones: later counterexamples are the better shrunk), and what
+    it means for the verdict (its role)."""
     chosen: dict[tuple, CaseResult] = {}
     seen: Counter = Counter()
+    roles = _roles(standings)
+    every_type = _every_type(raw)
     for result in raw.results:
         if result.outcome in ("pass", CENSUS):
             continue
@@ -249,9 +322,12 @@ def _failures(raw: RawRun) -> list[dict]:
         anchor = anchor if anchor not in anchors else f"{anchor}-{_slug(key[3])}"
         anchor = anchor if anchor not in anchors else f"{anchor}-{key[4]}"  # the same failure in another model form
         anchors.add(anchor)
+        role, same_cause = _role(result, roles)
         entries.append({
             "version": result.version, "clause": result.clause, "type": result.type_name, "problem": key[3],
             "anchor": anchor, "outcome": result.outcome, "kind": result.kind, "suite": result.suite,
+            "role": role, "same_cause": same_cause,
+            "every_type": (result.version, result.clause, result.outcome) in every_type,
             "test": result.test, "occurrences": seen[key],
             "clause_title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {}, "basis": clauses.source(clause)["basis"],
@@ -272,25 +348,14 @@ def _failures(raw: RawRun) -> list[dict]:
     return entries
 
 
-@cache
-def _type_names() -> re.Pattern:
-    return re.compile("|".join(re.escape(n) for n in sorted(spec.catalogue(), key=len, reverse=True)))
-
-
-def _type_free(text: str) -> str:
-    """A text with type names and numbers blanked, so the same message about int16 at ArgMin-1
-    and about uint64 at ArgMin-13 reads the same."""
-    return re.sub(r"\d+", "#", _type_names().sub("<type>", text))
-
-
 def _pattern(failure: dict) -> str:
     """What a failure's counterexample says, apart from its type and version: the text of a
-    refusal, error or crash with type names and numbers blanked, or that a result came back
+    refusal, error or crash with what varies by input blanked (results.causes.signature), or that a result came back
     (the shrunk inputs of wrong answers differ in shape by chance; the card lists each one)."""
     ce = failure["counterexample"]
     if ce is None:
         return ""
-    return _type_free(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
+    return signature(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
 
 
 def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], int]) -> list[dict]:
@@ -299,25 +364,44 @@ def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], i
     (shown in full) is the member with the smallest input."""
     groups: dict[tuple, list[int]] = {}
     for index, failure in enumerate(failures):
-        key = (failure["clause"], failure["problem"], failure["outcome"], failure["kind"], _pattern(failure))
+        # A failure that shares its root cause with another clause's goes on that clause's card.
+        key = (failure["role"], failure["same_cause"] or failure["clause"], failure["problem"], failure["outcome"],
+               failure["kind"], _pattern(failure))
         groups.setdefault(key, []).append(index)
     cards = []
     for members in groups.values():
         def size(i: int) -> int:
             ce = failures[i]["counterexample"]
             return math.prod(ce["input"]["shape"]) if ce else 0
-        representative = min(members, key=lambda i: (size(i), i))
+        # Shown in full: the smallest member of the card's own clause (not one that only shares its cause).
+        own = [i for i in members if not failures[i]["same_cause"]] or members
+        representative = min(own, key=lambda i: (size(i), i))
         first = failures[members[0]]
         cards.append({
             "anchor": first["anchor"], "clause": first["clause"], "clause_title": first["clause_title"],
-            "problem": first["problem"], "outcome": first["outcome"], "kind": first["kind"],
+            "problem": first["problem"], "outcome": first["outcome"], "kind": first["kind"], "role": first["role"],
+            "same_cause": first["same_cause"],
+            "clauses": sorted({failures[i]["clause"] or "" for i in members}, key=clause_number),
+            "every_type": all(failures[i]["every_type"] for i in members),
             "versions": sorted({failures[i]["version"] for i in members}),
             "types": sorted({failures[i]["type"] for i in members}, key=types.index),
-            "failures": members, "representative": representative,
+            "failures": members, "representative": representative, "covers": _covers(failures, members),
             "occurrences": sum(failures[i]["occurrences"] for i in members),
             "forms": sorted({failures[i]["form"] for i in members if failures[i]["form"]}, key=form_order),
         })
     return cards
+
+
+def _covers(failures: list[dict], members: list[int]) -> list[dict]:
+    """What a card covers, each (version, type, model form) once with the anchors of its members
+    (a type failing C1 and, for the same cause, C9 is one entry with two anchors)."""
+    covers: dict[tuple, dict] = {}
+    for i in members:
+        f = failures[i]
+        entry = covers.setdefault((f["version"], f["type"], f["form"]),
+                                  {"version": f["version"], "type": f["type"], "form": f["form"], "anchors": []})
+        entry["anchors"].append(f["anchor"])
+    return list(covers.values())
 
 
 def _form_order(raw: RawRun) -> Callable[[str], int]:
@@ -347,11 +431,6 @@ def _forms(raw: RawRun, versions: list[int]) -> list[dict]:
                                           key=clause_number),
             })
     return entries
-
-
-def clause_number(clause_id: str) -> int:
-    digits = "".join(ch for ch in clause_id if ch.isdigit())
-    return int(digits) if digits else 0
 
 
 def _find_clause(vspec: spec.VersionSpec | None, clause_id: str | None) -> spec.Clause | None:
@@ -490,14 +569,15 @@ def aggregate(raw: RawRun) -> dict:
     """The report document for one run (see report.schema.json)."""
     versions = _tested_versions(raw)
     types = _type_order(raw, versions)
-    failures = _failures(raw)
+    standings_ = standings(raw, versions)
+    failures = _failures(raw, standings_)
     census_entries = _census(raw)
     return {
         "schema": SCHEMA,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "run": _run(raw),
         "certificate": certificate(raw),
-        "versions": _versions(raw, versions, failures, types),
+        "versions": _versions(raw, standings_, failures, types, census_entries),
         "types": types,
         "clauses": _clauses(raw, versions, census_entries, failures),
         "matrix": _matrix(raw, versions, types, failures),

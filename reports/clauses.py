@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 import spec
 from results import CaseResult, RawRun
-from results.verdict import failing_clauses
+from results.verdict import Standing
 
 
 def outcomes_per_clause(result: CaseResult) -> Iterable[tuple[str, str]]:
@@ -33,15 +33,15 @@ def source(clause: spec.Clause | None) -> dict:
             "reasoning": dict(clause.source.inferred or {})}
 
 
-def inferred_only(results: Iterable[CaseResult], version: int) -> bool:
+def inferred_only(standing: Standing) -> bool:
     """Whether the version's non-conformance rests only on inferred clauses (ones the ONNX text
     does not state, see the spec files' ``source``), which a reader may weigh differently."""
     try:
-        vspec = spec.load(version)
+        vspec = spec.load(standing.version)
     except spec.SpecError:
         return False
     known = {c.id: c for c in vspec.clauses}
-    failing = [known.get(clause_id) for clause_id in failing_clauses(results, version)]
+    failing = [known.get(clause_id) for clause_id in standing.clauses]
     return bool(failing) and all(clause is not None and clause.inferred for clause in failing)
 
 

@@ -1,8 +1,10 @@
-"""What changed between two runs, from their report documents alone: verdicts per version,
-clauses and types newly failing or newly passing, and census policies.
+"""What changed between two runs, from their report documents alone: verdicts per version, their
+scope and strictness, clauses and types newly failing or newly passing, and census policies.
 
-A regression is something that passed and now fails: a version that was conformant and is not,
-or a clause or type whose cases all passed and now do not."""
+A regression is something that passed and now fails: a version that was conformant and is not, a
+clause or type of T whose cases all passed and now do not, or a type that was implemented and is
+not any more. Strictness (how invalid models are treated) changes are listed, never a regression:
+they are not conformance (results.verdict)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,30 @@ def _failing(outcome: str) -> bool:
     return outcome not in (PASSING, *NEUTRAL)
 
 
+def _regression(before: str, after: str, kind: str) -> bool:
+    """Passed before and fails now, where failing counts: not on an invalid model (strictness)."""
+    return before == PASSING and _failing(after) and kind != "rejection" and after != "missing-rejection"
+
+
+def _standing_changes(old: dict, new: dict) -> tuple[list[dict], list[dict]]:
+    """Per version: types that left or joined the scope, and strictness level changes."""
+    before = {v["version"]: v for v in old["versions"]}
+    scope, strictness = [], []
+    for entry in new["versions"]:
+        was = before.get(entry["version"])
+        if was is None or "scope" not in was or "scope" not in entry:
+            continue
+        lost = [t for t in was["scope"]["implemented"] if t in entry["scope"]["not_implemented"]]
+        gained = [t for t in entry["scope"]["implemented"] if t in was["scope"]["not_implemented"]]
+        if lost or gained:
+            scope.append({"version": entry["version"], "no_longer_implemented": lost, "now_implemented": gained,
+                          "regression": bool(lost)})
+        if was["strictness"]["level"] != entry["strictness"]["level"]:
+            strictness.append({"version": entry["version"], "before": was["strictness"]["level"],
+                               "after": entry["strictness"]["level"]})
+    return scope, strictness
+
+
 def _run(document: dict) -> dict:
     run = document["run"]
     return {k: run[k] for k in ("impl", "started", "profile", "seed", "complete")}
@@ -25,9 +51,11 @@ def _status(document: dict) -> dict[tuple, dict]:
     """(version, 'clause'|'type', name) -> {outcome, title}"""
     found = {}
     for clause in document["clauses"]:
-        found[clause["version"], "clause", clause["id"]] = {"outcome": clause["outcome"], "title": clause["title"]}
+        found[clause["version"], "clause", clause["id"]] = {"outcome": clause["outcome"], "title": clause["title"],
+                                                            "kind": clause["kind"]}
     for cell in document["matrix"]:
-        found[cell["version"], "type", cell["type"]] = {"outcome": cell["outcome"], "title": ""}
+        found[cell["version"], "type", cell["type"]] = {"outcome": cell["outcome"], "title": "",
+                                                        "kind": "semantic" if cell["in_t"] else "rejection"}
     return found
 
 
@@ -53,7 +81,8 @@ def compare(old: dict, new: dict) -> dict:
         after = after_status[key]["outcome"]
         before = before_status.get(key, {"outcome": NOT_RUN})["outcome"]
         item = {"version": key[0], "what": key[1], "name": key[2], "title": after_status[key]["title"],
-                "before": before, "after": after, "regression": before == PASSING and _failing(after)}
+                "before": before, "after": after,
+                "regression": _regression(before, after, after_status[key]["kind"])}
         if _failing(after) and not _failing(before):
             failing.append(item)
         elif after == PASSING and _failing(before):
@@ -67,9 +96,10 @@ def compare(old: dict, new: dict) -> dict:
             entry = new_census.get(key) or old_census[key]
             title = entry["title"] + (f" ({key[2]})" if key[2] else "")
             census.append({"version": key[0], "topic": key[1], "title": title, "before": before, "after": after})
-    regression = any(v["regression"] for v in verdicts) or any(f["regression"] for f in failing)
-    return {"old": _run(old), "new": _run(new), "verdicts": verdicts, "newly_failing": failing,
-            "newly_passing": passing, "census": census, "regression": regression}
+    scope, strictness = _standing_changes(old, new)
+    regression = any(item["regression"] for item in (*verdicts, *failing, *scope))
+    return {"old": _run(old), "new": _run(new), "verdicts": verdicts, "scope": scope, "strictness": strictness,
+            "newly_failing": failing, "newly_passing": passing, "census": census, "regression": regression}
 
 
 def as_text(comparison: dict) -> str:
@@ -80,6 +110,15 @@ def as_text(comparison: dict) -> str:
     sections = (
         ("Verdict changes", [f"ArgMin-{v['version']}: {v['before']} -> {v['after']}"
                              + ("  REGRESSION" if v["regression"] else "") for v in comparison["verdicts"]]),
+        ("Scope changes", [f"ArgMin-{s['version']}: "
+                           + "; ".join(part for part in (
+                               s["no_longer_implemented"] and "no longer implemented: "
+                               + ", ".join(s["no_longer_implemented"]),
+                               s["now_implemented"] and "now implemented: " + ", ".join(s["now_implemented"]))
+                               if part)
+                           + ("  REGRESSION" if s["regression"] else "") for s in comparison["scope"]]),
+        ("Strictness changes", [f"ArgMin-{s['version']}: {s['before']} -> {s['after']} (not a regression)"
+                                for s in comparison["strictness"]]),
         ("Newly failing", [f"ArgMin-{f['version']} {f['what']} {f['name']} {f['title']}".rstrip()
                            + f": {f['before']} -> {f['after']}" + ("  REGRESSION" if f["regression"] else "")
                            for f in comparison["newly_failing"]]),

@@ -1,8 +1,11 @@
 """Report document -> JUnit XML for CI systems: one testsuite per version, one testcase per clause.
 
-Failing semantic/rejection clauses get a <failure> (wrong answer, missing rejection, unsupported
-type) or an <error> (crash, timeout, unexpected exception) holding the counterexamples' text;
-undefined clauses and clauses no case reached are <skipped>, since they never decide a verdict.
+A clause that makes the headline NON-CONFORMANT (results.verdict) gets a <failure> (a wrong
+answer, a refusal of an implemented type) or an <error> (crash, timeout, unexpected exception)
+holding the counterexamples' text. A rejection clause the implementation is lenient on is
+<skipped> with what it computes (strictness, never a failure); a type not implemented is named in
+<system-out> and in the suite's properties, beside the headline; undefined clauses and clauses no
+case reached are <skipped>, unless an undefined input crashed or hung the implementation.
 
 Times are the implementation's own: a testcase's ``time`` is that of the cases that exercised its
 clause (a case exercises several clauses, so the testcases of a suite add up to more than the
@@ -16,6 +19,8 @@ import xml.etree.ElementTree as ET
 
 from .aggregate import worst
 from .certificate import certificate_line
+from .i18n import Translator
+from .standing import scope_text, strictness_text
 
 ERRORS = ("crash", "timeout", "error")
 FAILURES = ("fail", "missing-rejection", "unsupported")
@@ -46,6 +51,16 @@ def _failure_text(failures: list[dict]) -> str:
     return "\n\n".join(blocks)
 
 
+def _standing(entry: dict) -> list[tuple[str, str]]:
+    """The version's verdict, scope and strictness as name/value pairs."""
+    t = Translator("en")
+    scope = scope_text(t, entry["scope"], entry["type_restriction"] is not None)
+    return [("verdict", entry["verdict"]), ("scope", scope),
+            ("not_implemented", ",".join(entry["scope"]["not_implemented"])),
+            ("strictness", entry["strictness"]["level"]),
+            ("strictness_detail", strictness_text(t, entry["strictness"]))]
+
+
 def _properties(document: dict) -> list[tuple[str, str]]:
     """The certificate block as name/value pairs, lists joined, unknowns empty."""
     certificate = document["certificate"]
@@ -74,28 +89,39 @@ def to_junit(document: dict) -> bytes:
         suite = ET.SubElement(root, "testsuite", name=f"ArgMin-{version}", timestamp=_clean(document["run"]["started"]),
                               time=_seconds(entry["seconds"]))
         listed = ET.SubElement(suite, "properties")
-        for name, value in properties:
+        for name, value in [*properties, *_standing(entry)]:
             ET.SubElement(listed, "property", name=name, value=_clean(value))
         tallies = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        lenient = {e["clause"]: e for e in entry["strictness"]["clauses"] if e["computed"]}
+        census_faults = {c["clause"]: c for c in entry["causes"] if c["census"]}
         for clause in clauses:
             tallies["tests"] += 1
             case = ET.SubElement(suite, "testcase", classname=f"ArgMin-{version}",
                                  name=_clean(f"{clause['id']} {clause['title']}".strip()),
                                  time=_seconds(clause["seconds"]))
-            judged = {o: n for o, n in clause["counts"].items() if o != "observed"}
-            outcome = worst(judged)
             mine = [f for f in document["failures"] if f["version"] == version and f["clause"] == clause["id"]]
-            if clause["kind"] == "undefined" or outcome == "not-run":
+            headline = [f for f in mine if f["role"] == "headline"]
+            outcome = worst({o: sum(1 for f in headline if f["outcome"] == o) for o in ERRORS + FAILURES})
+            if clause["id"] in census_faults:
+                outcome = census_faults[clause["id"]]["outcome"]
+            if outcome != "not-run":
+                tag = "error" if outcome in ERRORS else "failure"
+                tallies["errors" if tag == "error" else "failures"] += 1
+                bad = ", ".join(sorted({f"{f['type']} {f['outcome']}" for f in headline})) or outcome
+                element = ET.SubElement(case, tag, message=_clean(f"{clause['id']}: {bad}"), type=outcome)
+                element.text = _clean(_failure_text(headline))
+            elif clause["id"] in lenient:
+                tallies["skipped"] += 1
+                words = strictness_text(Translator("en"), {"level": "lenient", "clauses": [lenient[clause["id"]]]})
+                ET.SubElement(case, "skipped", message=_clean(f"{words}; strictness, not a conformance failure"))
+            elif clause["kind"] == "undefined" or worst(clause["counts"]) == "not-run":
                 tallies["skipped"] += 1
                 undefined = clause["kind"] == "undefined"
                 reason = "undefined: recorded in the census, never judged" if undefined else "no case ran"
                 ET.SubElement(case, "skipped", message=reason)
-            elif outcome != "pass":
-                tag = "error" if outcome in ERRORS else "failure"
-                tallies["errors" if tag == "error" else "failures"] += 1
-                bad = ", ".join(f"{n} {o}" for o, n in judged.items() if n and o != "pass")
-                element = ET.SubElement(case, tag, message=_clean(f"{clause['id']}: {bad}"), type=outcome)
-                element.text = _clean(_failure_text(mine))
+            elif any(f["role"] == "scope" for f in mine):
+                out = ET.SubElement(case, "system-out")
+                out.text = _clean("not implemented: " + ", ".join(entry["scope"]["not_implemented"]))
         for key, value in tallies.items():
             suite.set(key, str(value))
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)

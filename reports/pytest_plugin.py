@@ -12,34 +12,37 @@ from pathlib import Path
 import pytest
 
 from results import RAW, RawRun
-from results.verdict import failing_clauses, judged, verdicts
 
-from . import write_reports
-from .certificate import certificate, certificate_line
-from .clauses import inferred_only
+from . import write_documents
+from .aggregate import aggregate
+from .certificate import certificate_line
+from .i18n import Translator
+from .standing import scope_text, strictness_text
 
-_WRITTEN = pytest.StashKey[tuple[RawRun, dict[str, Path]]]()
+_WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
 
 
-def _write(run: RawRun, report_dir: Path) -> dict[str, Path]:
-    return {"raw": Path(report_dir) / RAW, **write_reports(run, report_dir, lang=run.info.lang)}
+def _write(run: RawRun, report_dir: Path) -> tuple[dict, dict[str, Path]]:
+    document = aggregate(run)
+    return document, {"raw": Path(report_dir) / RAW, **write_documents(document, report_dir, lang=run.info.lang)}
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_argmin_run_finished(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
-    config.stash[_WRITTEN] = (run, _write(run, report_dir))
+    config.stash[_WRITTEN] = (run, *_write(run, report_dir))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
-    config.stash[_RECOVERED] = _write(run, report_dir)["html"]
+    config.stash[_RECOVERED] = _write(run, report_dir)[1]["html"]
 
 
-def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
-    """One verdict line per version, naming the profile and what it proves, then where the reports are."""
+def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = None) -> list[str]:
+    """One verdict line per version, naming the profile and what it proves, with its scope and
+    strictness beside it and any census warning; then where the reports are."""
     info = run.info
-    restriction = f" (types restricted to {', '.join(info.type_names)})" if info.type_names else ""
+    t = Translator("en")
     label = info.profile_label.get("en")
     profile = f"{info.profile} profile" + (f": {label}" if label else "")
     lines = [f"ArgMin conformance of {info.impl}, profile {info.profile}, seed {info.seed}:"]
@@ -47,18 +50,27 @@ def summary_lines(run: RawRun, paths: dict[str, Path]) -> list[str]:
         lines.append(f"  {info.profile} = {info.profile_description['en']}")
     if not info.complete:
         lines.append(f"INCOMPLETE RUN: {info.incomplete_reason}")
-    for version, verdict in verdicts(run.results, info.versions).items():
-        counted = judged(run.results, version)
-        failed = sum(r.outcome != "pass" for r in counted)
-        clauses = failing_clauses(run.results, version)
-        why = f"; failing clauses {', '.join(clauses)}" if clauses else ""
-        if inferred_only(run.results, version):
+    document = document or aggregate(run)
+    for v in document["versions"]:
+        why = f"; failing: {_causes(v['causes'])}" if v["causes"] else ""
+        if v["inferred_only"]:
             why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
-        lines.append(f"  ArgMin-{version}: {verdict.upper()}{restriction} [{profile}] ({len(counted)} cases judged, "
-                     f"{failed} not passed{why})")
-    lines.append(f"  {certificate_line(certificate(run))}")
+        scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
+        lines.append(f"  ArgMin-{v['version']}: {v['verdict'].upper()} {scope} [{profile}] "
+                     f"({v['judged']} cases judged{why})")
+        lines.append(f"      {strictness_text(t, v['strictness'])}")
+        for warning in v["census_warnings"]:
+            lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}")
+    lines.append(f"  {certificate_line(document['certificate'])}")
     lines += [f"  {kind} report: {path}" for kind, path in paths.items()]
     return lines
+
+
+def _causes(causes: list[dict]) -> str:
+    """'C1 (float16 error), C5 (double, int64 wrong answer)'."""
+    t = Translator("en")
+    return ", ".join(f"{c['clause']} ({', '.join(ty['type'] for ty in c['types'])} {t('cause-' + c['outcome'])})"
+                     for c in causes)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
@@ -69,5 +81,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
                                     f"in {recovered.parent}, report marked incomplete: {recovered}")
     written = config.stash.get(_WRITTEN, None)
     if written is not None:
-        for line in summary_lines(*written):
+        run, document, paths = written
+        for line in summary_lines(run, paths, document):
             terminalreporter.write_line(line)

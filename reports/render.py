@@ -13,6 +13,7 @@ import jinja2
 
 from .aggregate import SEVERITY, clause_anchor
 from .i18n import Translator
+from .standing import scope_text, strictness_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Environment entries the report shows elsewhere (implementation, certificate) or leaves out:
@@ -70,7 +71,8 @@ def _page(template: str, lang: str, **context: object) -> str:
     return _environment().get_template(template).render(
         t=t, lang=lang, statement=lambda s: _statement(s, lang), severity=SEVERITY,
         policy=t.policy, problem=lambda name: t.label("problem-", name), accepted=lambda side: _accepted(side, t),
-        **context)
+        scope_text=lambda v: scope_text(t, v["scope"], v["type_restriction"] is not None),
+        strictness_text=lambda v: strictness_text(t, v["strictness"]), **context)
 
 
 def render_report(document: dict, lang: str = "en") -> str:

@@ -128,6 +128,7 @@ class RunInfo:
     profile_description: dict[str, str] = field(default_factory=dict)  # what the profile checks and proves
     forms: list[str] | None = None  # model forms run (model-based implementations only)
     impl_portable: str | None = None  # impl with any file path made absolute: what replay snippets load
+    claim: str = "implemented"  # --claim: the types the headline covers (results.verdict.CLAIMS)
 
 
 @dataclass

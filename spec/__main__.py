@@ -20,7 +20,7 @@ def _show(version: int) -> None:
         print(f"attribute {attribute.name}: default {attribute.default}, accepted {attribute.accepted()}, "
               f"since {attribute.since}")
     for clause in vspec.clauses:
-        print(f"{clause.id:<4} {clause.kind:<10} {clause.basis:<8} {clause.title:<24} {clause.text()}")
+        print(f"{clause.id:<4} {clause.kind:<10} {clause.basis:<16} {clause.title:<24} {clause.text()}")
 
 
 def _quotes() -> int:

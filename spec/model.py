@@ -112,8 +112,15 @@ class Clause:
 
     @property
     def basis(self) -> str:
-        """'stated' or 'inferred'."""
-        return "inferred" if self.inferred else "stated"
+        """What the clause rests on: 'inferred' (derived from the text, see ``source``), or for a
+        rejection clause 'model-constraint' (the text constrains models, never stating that an
+        implementation must refuse an invalid one) or 'checker' (onnx.checker's rule); otherwise
+        'stated'."""
+        if self.inferred:
+            return "inferred"
+        if self.kind == "rejection":
+            return "checker" if all(q.where == "checker" for q in self.source.quotes) else "model-constraint"
+        return "stated"
 
     def text(self, lang: str = "en") -> str:
         return self.statement.get(lang) or self.statement["en"]

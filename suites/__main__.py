@@ -13,7 +13,8 @@ import pytest
 import spec
 from engine.options import OPTIONS, validate
 from engine.plugins import UsageError
-from results import CONFORMANT, RawRun, verdicts
+from results import CONFORMANT, RawRun
+from results.verdict import standings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,8 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     options = [f"{name}={value}" for name, value in values.items() if value is not None]
     outcome = _Outcome()
     code = pytest.main([str(ROOT / "suites"), f"--rootdir={ROOT}", "-p", "no:cacheprovider", "-p",
-                        "reports.pytest_plugin", "-W", "ignore::pytest.PytestAssertRewriteWarning", "-q",
-                        "--tb=line", *options, *passthrough], plugins=[outcome])
+                        "reports.pytest_plugin", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+                        # The run ends with its verdict lines and where the report is: pytest's
+                        # per-test tracebacks and FAILED summary would only repeat, unminimized, what
+                        # the report's failure cards say ("F" in the progress marks a test that found one).
+                        "-qq", "--tb=no", "-rN", *options, *passthrough], plugins=[outcome])
     if outcome.usage_error is not None:
         print(f"error: {outcome.usage_error}", file=sys.stderr)
         return 2
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if not run.info.complete:
         print(f"error: incomplete run ({run.info.incomplete_reason}); the reports say so", file=sys.stderr)
         return 2
-    return 0 if all(v == CONFORMANT for v in verdicts(run.results, run.info.versions).values()) else 1
+    return 0 if all(s.verdict == CONFORMANT for s in standings(run).values()) else 1
 
 
 if __name__ == "__main__":

@@ -164,13 +164,16 @@ def test_failures_with_one_root_cause_share_a_card() -> None:
     assert len(refused["failures"]) == 5 and refused["anchor"] == "v1-C1-int16"
     assert {document["failures"][i]["anchor"] for i in refused["failures"]} == {
         "v1-C1-int16", "v1-C1-uint16", "v13-C1-int16", "v13-C1-uint16", "v13-C1-bfloat16"}
-    causes = {v["version"]: v["causes"] for v in document["versions"]}
-    assert [(c["clause"], c["outcome"], [t["type"] for t in c["types"]]) for c in causes[13]] == [
-        ("C1", "unsupported", ["uint16", "int16", "bfloat16"])]  # the matrix's order
-    assert [c["outcome"] for c in causes[1]] == ["error", "unsupported"]
+    assert (error["role"], refused["role"]) == ("headline", "scope")
+    # Types refused for every input are scope, named beside the headline; the float16 error fails it.
+    versions = {v["version"]: v for v in document["versions"]}
+    assert versions[13]["causes"] == [] and versions[13]["verdict"] == "conformant"
+    assert versions[13]["scope"]["not_implemented"] == ["uint16", "int16", "bfloat16"]  # the spec's order of T
+    assert [(c["clause"], c["outcome"], [t["type"] for t in c["types"]]) for c in versions[1]["causes"]] == [
+        ("C1", "error", ["float16"])]
     html = render_report(document)
-    assert html.count('class="failure"') == 2
-    assert ">uint16</a>" in html and "refused" in html  # "C1 accepts: int16, uint16 refused" on the verdict card
+    assert html.count('class="failure role-') == 2
+    assert "not implemented: uint16, int16, bfloat16" in html and ">float16</a>" in html
     # The explanation does not repeat the returned text; numpy's scalar wrappers never reach the reader.
     assert html.count("Could not find an implementation for ArgMin(1) node") == 2  # returned + replay comment
     failing = aggregate(failing_run())
@@ -183,8 +186,8 @@ def test_a_type_failing_in_several_model_forms_is_named_once_per_cause() -> None
     raw = dataclasses.replace(raw, results=in_forms, info=dataclasses.replace(raw.info, forms=["symbolic", "static"]))
     document = aggregate(raw)
     _validate(document)
-    causes = {v["version"]: v["causes"] for v in document["versions"]}
-    assert [t["type"] for t in causes[13][0]["types"]] == ["uint16", "int16", "bfloat16"]
+    scope = {v["version"]: v["scope"] for v in document["versions"]}
+    assert scope[13]["not_implemented"] == ["uint16", "int16", "bfloat16"]  # once each, whatever the forms
     refused = document["cards"][1]
     assert refused["forms"] == ["symbolic", "static"] and len(refused["failures"]) == 10
     assert len({document["failures"][i]["anchor"] for i in refused["failures"]}) == 10  # every anchor unique
@@ -219,7 +222,7 @@ def test_failing_report_shows_its_counterexamples(tmp_path: Path) -> None:
                   "5.960464477539063e-08", "select_last_index=1"):
         assert exact in html
     assert "from engine.plugins import resolve" in html and "Non-conformant" in html
-    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/3"
+    assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/4"
 
 
 def test_implementation_text_cannot_inject_markup(tmp_path: Path) -> None:
@@ -444,7 +447,7 @@ def test_matrix_page_puts_three_runs_side_by_side(tmp_path: Path) -> None:
     # Verdicts per version and column, as each run's report states them.
     verdicts = re.findall(r'data-version="(\d+)" data-verdict="([a-z-]+)"', html)
     assert verdicts == [("1", "non-conformant"), ("1", "conformant"), ("11", "non-conformant"),
-                        ("12", "non-conformant"), ("12", "conformant"), ("13", "non-conformant"),
+                        ("12", "non-conformant"), ("12", "conformant"), ("13", "conformant"),
                         ("13", "non-conformant"), ("13", "conformant")]
     # A type row where some run failed; every cell links into that run's own report, to an anchor it has.
     row = html[html.index('id="v13-C1"'):]
@@ -462,12 +465,17 @@ def test_matrix_page_puts_three_runs_side_by_side(tmp_path: Path) -> None:
 # --- profiles and clause provenance ----------------------------------------------------------------
 
 def _rank0_accepted_run():
-    """ArgMin-12 passing; ArgMin-13 failing only the inferred rank-0 rejection (C11); quick profile."""
+    """ArgMin-12 passing; ArgMin-13 failing only the inferred zero-size clause (C9) and computing a
+    rank-0 input (C11, inferred: strictness, never the headline); quick profile."""
     raw = passing_run()
     ce = Counterexample(tensor([1.0], "float", []), {}, "must raise (rejection)", tensor([0], "int64", []),
                         "missing-rejection", "float input of shape [] must be rejected under C11")
     raw.results.append(CaseResult(13, "float", "rejection", "rejection", "missing-rejection", ["C11"], "C11",
                                   ["rank:0"], "t", 0.0, ce))
+    empty = Counterexample(tensor([], "float", [0, 2]), {"axis": 1}, tensor([], "int64", [0, 1]),
+                           "raised: RuntimeError: empty input", "error", "valid input answered with raised")
+    raw.results.append(CaseResult(13, "float", "property", "semantic", "error", ["C1", "C9"], "C9",
+                                  ["zero-size:yes"], "t", 0.0, empty, ["C9"], "error"))
     info = dataclasses.replace(raw.info, profile_label=profiles.LABELS["quick"],
                                profile_description=profiles.describe("quick"))
     return dataclasses.replace(raw, info=info)
@@ -483,7 +491,7 @@ def test_clauses_carry_their_source_and_a_verdict_resting_on_inferred_clauses_sa
     clauses = {(c["version"], c["id"]): c for c in document["clauses"]}
     rank0, axis = clauses[13, "C11"], clauses[13, "C10"]
     assert rank0["basis"] == "inferred" and rank0["reasoning"]["en"].startswith("For r = 0 the range")
-    assert axis["basis"] == "stated" and axis["reasoning"] == {}
+    assert axis["basis"] == "model-constraint" and axis["reasoning"] == {}
     assert axis["quotes"] == [{"in": "attribute:axis", "text": "Accepted range is [-r, r-1] where r = rank(data)."}]
     assert document["failures"][0]["basis"] == "inferred"
     assert document["run"]["profile_label"] == {"en": "smoke test", "zh-TW": "冒煙測試"}
@@ -491,9 +499,10 @@ def test_clauses_carry_their_source_and_a_verdict_resting_on_inferred_clauses_sa
     assert lines[1].startswith("  quick = smoke test: the special-value floor, then 32 generated cases per test")
     v12, v13 = (next(line for line in lines if line.startswith(f"  ArgMin-{n}:")) for n in (12, 13))
     assert "[quick profile: smoke test]" in v12 and "[quick profile: smoke test]" in v13
-    assert "failing clauses C11 (all inferred, not stated by the ONNX text" in v13 and "inferred" not in v12
-    mixed = dataclasses.replace(raw, results=[*raw.results, dataclasses.replace(raw.results[-1], clause="C12")])
-    assert not aggregate(mixed)["versions"][1]["inferred_only"], "C12 is stated: not only inferred"
+    assert "failing: C9 (float raised an error) (all inferred, not stated by the ONNX text" in v13, v13
+    assert "inferred" not in v12 and "lenient: computes rank-0 inputs (C11)" in lines[lines.index(v13) + 1]
+    mixed = dataclasses.replace(raw, results=[*raw.results, dataclasses.replace(raw.results[-1], clause="C5")])
+    assert not aggregate(mixed)["versions"][1]["inferred_only"], "C5 is stated: not only inferred"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])

@@ -53,7 +53,7 @@ def string_answer(data: np.ndarray, *, opset: int, **attributes: int) -> str:
 def no_float16_kernel(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     """Raises NotImplementedError for every float16 input.
 
-    float16 is in T at every version: violates the accepts clause everywhere."""
+    float16 is in T at every version, refused for every input: not implemented (scope)."""
     parse(data, opset, attributes)
     if data.dtype == np.float16:
         raise NotImplementedError("ArgMin has no float16 kernel")
@@ -63,8 +63,20 @@ def no_float16_kernel(data: np.ndarray, *, opset: int, **attributes: int) -> np.
 def abort_on_v1_negative_axis(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     """Correct, but aborts its process (SIGABRT) on a negative axis at ArgMin-1, like tract's panic.
 
-    ArgMin-1 does not define negative axes, so this is conformant; the census must record the
-    crashes as crashes, not as rejections. Never call it in-process on such an input."""
+    ArgMin-1 does not define negative axes, but a crash on any input fails the headline (the
+    suite's position): NON-CONFORMANT at v1, where the census records the crashes as crashes, not as
+    rejections. Never call it in-process on such an input."""
     if opset == 1 and attributes.get("axis", 0) < 0:
+        os.abort()
+    return reference(data, opset, attributes)
+
+
+def abort_on_axis_out_of_range(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Correct, but aborts its process (SIGABRT) on an axis outside [-r, r-1], like tract's panic.
+
+    Refusing such an invalid model is strictness, but a crash on any input fails the headline (the
+    suite's position): NON-CONFORMANT at every version. Never call it in-process on such an input."""
+    axis = attributes.get("axis", 0)
+    if data.ndim and not -data.ndim <= axis < data.ndim:
         os.abort()
     return reference(data, opset, attributes)

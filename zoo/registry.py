@@ -1,10 +1,13 @@
 """The zoo's catalogue: every implementation, whether it is correct, and for broken ones the
 clause expected to catch it per version, with hand-written witness inputs that prove it.
 
-``violates`` maps a version to the clause id the suite should attribute the failure to; a version
-absent from it is one where the entry's behaviour conforms. ``correct`` means "must be judged
-conformant at every version"; entries whose oddities lie only in undefined behaviour are correct
-with bug_class "census-only"."""
+``violates`` maps a version to the clause id the suite should attribute the deviation to; a version
+absent from it is one where the entry's behaviour is exactly as the spec asks. ``role`` says what
+the deviation means under the verdict rule (results.verdict): ``headline`` (NON-CONFORMANT at those
+versions), ``strictness`` (CONFORMANT, lenient: it computes invalid models) or ``scope`` (CONFORMANT,
+with the types it refuses outright named as not implemented). ``correct`` means no deviation at
+all; entries whose oddities lie only in undefined behaviour are correct with bug_class
+"census-only"."""
 
 from __future__ import annotations
 
@@ -40,6 +43,13 @@ class Entry:
     bug_class: str  # short label, e.g. "tie-breaking"
     summary: str  # the function's docstring, first line
     witnesses: tuple[Witness, ...] = field(default=(), compare=False, repr=False)
+    role: str = "headline"  # headline, strictness or scope: what the deviation means for the verdict
+    not_implemented: tuple[str, ...] = ()  # scope entries: the types refused outright
+
+    @property
+    def non_conformant(self) -> dict[int, str]:
+        """The versions whose headline it must make NON-CONFORMANT, with the clause."""
+        return dict(self.violates) if self.role == "headline" else {}
 
 
 def _everywhere(clause: str) -> dict[int, str]:
@@ -54,12 +64,21 @@ def _a(values: list, dtype: object = np.float32) -> np.ndarray:
     return np.array(values, dtype=dtype)
 
 
-def _entry(fn: Callable, bug_class: str, violates: Mapping[int, str], *witnesses: Witness) -> Entry:
+def _entry(fn: Callable, bug_class: str, violates: Mapping[int, str], *witnesses: Witness, role: str = "headline",
+           not_implemented: tuple[str, ...] = ()) -> Entry:
     return Entry(
         name=fn.__name__.replace("_", "-"), impl=f"{fn.__module__}:{fn.__name__}", correct=not violates,
         violates=dict(violates), bug_class=bug_class, summary=(fn.__doc__ or "").strip().splitlines()[0],
-        witnesses=witnesses,
+        witnesses=witnesses, role=role, not_implemented=not_implemented,
     )
+
+
+def _lenient(fn: Callable, bug_class: str, violates: Mapping[int, str], *witnesses: Witness) -> Entry:
+    return _entry(fn, bug_class, violates, *witnesses, role="strictness")
+
+
+def _scope(fn: Callable, violates: Mapping[int, str], types: tuple[str, ...], *witnesses: Witness) -> Entry:
+    return _entry(fn, "dtype-kernel-missing", violates, *witnesses, role="scope", not_implemented=types)
 
 
 _TIES = Witness(_a([3, 1, 2, 1, 1]))
@@ -75,9 +94,7 @@ _CORRECT = tuple(
     for fn in (correct.numpy_argmin, correct.python_loop, correct.stable_sort, correct.blocked_two_level,
                correct.integer_keys, correct.python_lists, correct.big_endian_indices)
 ) + tuple(_entry(fn, "census-only", {}) for fn in (correct.sticky_first_nan, correct.min_then_match,
-                                                   correct.random_on_empty_axis)) + (
-    _entry(faulty.abort_on_v1_negative_axis, "census-crash", {}),
-)
+                                                   correct.random_on_empty_axis))
 
 _BROKEN = (
     # ties
@@ -137,20 +154,24 @@ _BROKEN = (
            Witness(np.repeat(_a([[1], [0]]), shapes.LANES + 1, axis=1))),
     _entry(shapes.stale_cache, "state", _everywhere("C5"),
            Witness(_a([1, 1, 1, 1, 9, 0], np.int32), prelude=((_a([1, 1, 1, 1, 0, 9], np.int32), {}),))),
-    # rejection, kernels, output type
-    _entry(rejects.axis_wraps_modulo, "reject-axis", _everywhere("C10"), Witness(_MATRIX, {"axis": 2})),
-    _entry(rejects.scalar_as_vector, "rank-0", _at("C11", 11, 12, 13), Witness(_a(3.0))),
-    _entry(rejects.no_type_check, "reject-type", _everywhere("C12"), Witness(_a([1 + 1j, 0], np.complex64))),
-    _entry(rejects.bool_as_uint8, "reject-type", _everywhere("C12"), Witness(_a([True, False], np.bool_))),
-    _entry(rejects.bfloat16_registered_early, "reject-type", _at("C12", 1, 11, 12),
-           Witness(_a([2, 1], ml_dtypes.bfloat16))),
-    _entry(rejects.select_last_index_everywhere, "reject-attribute", _at("C13", 1, 11), _TIES_LAST),
-    _entry(rejects.missing_unsigned_kernels, "dtype-kernel-missing", _everywhere("C1"), Witness(_a([2, 1], np.uint16))),
-    _entry(rejects.float16_dropped_after_11, "dtype-kernel-missing", _at("C1", 12, 13),
-           Witness(_a([2, 1], np.float16))),
-    _entry(rejects.int32_indices, "index-dtype", _everywhere("C2"), Witness(_MATRIX)),
-    _entry(rejects.two_kernels_missing_zeros_on_empty, "dtype-kernel-missing", _everywhere("C1"),
+    # invalid models computed: lenient, never NON-CONFORMANT
+    _lenient(rejects.axis_wraps_modulo, "reject-axis", _everywhere("C10"), Witness(_MATRIX, {"axis": 2})),
+    _lenient(rejects.scalar_as_vector, "rank-0", _at("C11", 11, 12, 13), Witness(_a(3.0))),
+    _lenient(rejects.no_type_check, "reject-type", _everywhere("C12"), Witness(_a([1 + 1j, 0], np.complex64))),
+    _lenient(rejects.bool_as_uint8, "reject-type", _everywhere("C12"), Witness(_a([True, False], np.bool_))),
+    _lenient(rejects.bfloat16_registered_early, "reject-type", _at("C12", 1, 11, 12),
+             Witness(_a([2, 1], ml_dtypes.bfloat16))),
+    _lenient(rejects.select_last_index_everywhere, "reject-attribute", _at("C13", 1, 11), _TIES_LAST),
+    _lenient(rejects.computes_invalid_models, "lenient", _everywhere("C12"), Witness(_a([True, False], np.bool_))),
+    # types not implemented (scope), and types refused only sometimes (a failure)
+    _scope(rejects.missing_unsigned_kernels, _everywhere("C1"), ("uint16", "uint32", "uint64"),
+           Witness(_a([2, 1], np.uint16))),
+    _scope(rejects.float16_dropped_after_11, _at("C1", 12, 13), ("float16",), Witness(_a([2, 1], np.float16))),
+    _scope(rejects.two_kernels_missing_zeros_on_empty, _everywhere("C1"), ("uint16", "int16"),
            Witness(_a([2, 1], np.int16))),
+    _entry(rejects.float16_refused_from_rank_3, "dtype-kernel-partial", _everywhere("C1"),
+           Witness(np.zeros((1, 2, 2), np.float16))),
+    _entry(rejects.int32_indices, "index-dtype", _everywhere("C2"), Witness(_MATRIX)),
     # two bugs in one: the report must show both (C5 is checked by its own test)
     _entry(values.int32_answers_and_doubles_as_float, "two-bugs", _everywhere("C2"), Witness(_MATRIX)),
     # faults of the program itself
@@ -158,13 +179,17 @@ _BROKEN = (
     _entry(faulty.hang_on_rank4, "hang", _everywhere("C1"), Witness(np.zeros((1,) * faulty.HANG_RANK, np.float32))),
     _entry(faulty.list_of_floats, "wrong-type", _everywhere("C2"), Witness(_MATRIX)),
     _entry(faulty.string_answer, "wrong-type", _everywhere("C2"), Witness(_MATRIX)),
-    _entry(faulty.no_float16_kernel, "dtype-kernel-missing", _everywhere("C1"), Witness(_a([2, 1], np.float16))),
+    _scope(faulty.no_float16_kernel, _everywhere("C1"), ("float16",), Witness(_a([2, 1], np.float16))),
+    # a crash on any input, valid, invalid or undefined, fails the headline (the suite's position)
+    _entry(faulty.abort_on_v1_negative_axis, "census-crash", {1: "C19"},
+           Witness(_a([3, 1]), {"axis": -1})),
+    _entry(faulty.abort_on_axis_out_of_range, "reject-crash", _everywhere("C10"), Witness(_MATRIX, {"axis": 5})),
 )
 
 ENTRIES: tuple[Entry, ...] = _CORRECT + _BROKEN
-# Never call these in-process on their triggers ("census-crash": a correct entry that aborts on
-# input the standard leaves undefined).
-FAULT_CLASSES = frozenset({"crash", "hang", "census-crash"})
+# Never call these in-process on their triggers ("census-crash" and "reject-crash" abort on input the
+# standard leaves undefined or calls invalid).
+FAULT_CLASSES = frozenset({"crash", "hang", "census-crash", "reject-crash"})
 
 
 def entry(name: str) -> Entry:

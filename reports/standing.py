@@ -1,0 +1,46 @@
+"""How a version's standing reads, in one sentence per level, in the report's language: the scope
+beside the headline ("for 7 of 11 types of T; not implemented: int16, ...") and the strictness
+("lenient: computes bool inputs (C12); accepts undeclared attributes (C13)"). The terminal, the
+HTML page, JUnit, compare and the matrix page all word it here, from the report document's
+``scope`` and ``strictness`` entries."""
+
+from __future__ import annotations
+
+from .i18n import Translator
+
+
+def scope_text(t: Translator, scope: dict, restricted: bool) -> str:
+    """The types the headline covers, and those it does not."""
+    claimed, implemented = scope["claimed"], scope["implemented"]
+    if restricted:
+        text = t("scope-restricted", k=len(implemented), n=len(claimed))
+    elif len(implemented) == len(claimed):
+        text = t("scope-all", n=len(claimed))
+    else:
+        text = t("scope-some", k=len(implemented), n=len(claimed))
+    parts = [text]
+    if scope["not_implemented"]:
+        parts.append(t("not-implemented", types=", ".join(scope["not_implemented"])))
+    if scope["untested"]:
+        parts.append(t("not-exercised-types", types=", ".join(scope["untested"])))
+    if scope["claim"] == "all":
+        parts.append(t("claim-all"))
+    return "; ".join(parts)
+
+
+def _lenient(t: Translator, entry: dict) -> str:
+    key = f"lenient-{entry['title']}"
+    if entry["title"] == "reject-type":
+        key += "-every" if entry["every_type"] else ""
+        return t(key, types=", ".join(entry["computed_types"])) + f" ({entry['clause']})"
+    return (t(key) if t.has(key) else t("lenient-other")) + f" ({entry['clause']})"
+
+
+def strictness_text(t: Translator, strictness: dict) -> str:
+    """Strict, lenient (and what it computes) or untested."""
+    tried = strictness["clauses"]
+    if strictness["level"] == "untested" or not tried:
+        return t("strictness-untested")
+    if strictness["level"] == "strict":
+        return t("strict", n=len(tried), clauses=", ".join(e["clause"] for e in tried))
+    return t("lenient", what="; ".join(_lenient(t, e) for e in tried if e["computed"]))
