@@ -49,7 +49,7 @@ def verdicts(document: dict) -> dict[int, str]:
 
 
 def test_two_independent_bugs_are_both_reported_each_with_its_counterexample() -> None:
-    raw, document = report("zoo.broken_values:int32_answers_and_doubles_as_float", "1,11,12,13", "double")
+    _, document = report("zoo.broken_values:int32_answers_and_doubles_as_float", "1,11,12,13", "double")
     for version in (1, 11, 12, 13):
         assert {"C2", "C5"} <= set(standing(document)[version]["failing_clauses"]), version
         shown = {(f["clause"], f["problem"]) for f in document["failures"] if f["version"] == version}
