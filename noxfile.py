@@ -160,21 +160,19 @@ def conformance(session: nox.Session) -> None:
 
 
 def _suite(command: list[str]) -> int:
-    """Run the suite; on Ctrl-C or SIGTERM, stop it as nox's own ``interrupt_timeout`` would:
-    SIGINT, then SIGTERM after STOP_S, then SIGKILL after REPORT_S (time to write its report)."""
+    """Run the suite; on Ctrl-C (which the suite receives too) or SIGTERM, stop it as nox's own
+    ``interrupt_timeout`` would: wait STOP_S, then SIGTERM and wait REPORT_S for its report, then
+    SIGKILL."""
     process = subprocess.Popen(command)
     try:
         return process.wait()
     except KeyboardInterrupt:
-        for sig, wait in ((signal.SIGINT, STOP_S), (signal.SIGTERM, REPORT_S)):
-            process.send_signal(sig)
+        for wait, then in ((STOP_S, process.terminate), (REPORT_S, process.kill)):
             try:
                 process.wait(wait)
                 break
             except subprocess.TimeoutExpired:
-                continue
-        else:
-            process.kill()
+                then()
         return 2  # the suite's status for an interrupted run
 
 

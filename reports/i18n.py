@@ -56,6 +56,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "level-strict": "strict",
         "level-lenient": "lenient",
         "level-untested": "not tested",
+        "every-type-note": ("Every type this clause was tried on fails it the same way: the behaviour does not depend "
+                            "on the type, and the types listed are those the profile happened to sample."),
         "one-cause-clauses": "One cause, seen under {clauses}: the same failure, listed once in the verdict.",
         "flag-nondeterministic": "nondeterministic",
         "flag-incoherent": "incoherent",
@@ -354,6 +356,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "level-strict": "嚴格",
         "level-lenient": "寬鬆",
         "level-untested": "未測試",
+        "every-type-note": "此條款所試的每種型別都以同樣方式失敗：此行為與型別無關，列出的型別只是設定檔恰好抽樣到的。",
         "one-cause-clauses": "同一原因，出現在 {clauses} 之下：同一個失敗，在判定中只列一次。",
         "flag-nondeterministic": "結果不固定",
         "flag-incoherent": "不一致",

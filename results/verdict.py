@@ -35,9 +35,9 @@ JUDGED_KINDS = ("semantic", "rejection")
 FAULTS = ("crash", "timeout")
 # --claim: the types the headline covers.
 CLAIMS = ("implemented", "all")
-# Strictness levels, and how a type stands in the scope.
+# Strictness levels.
 STRICT, LENIENT, UNTESTED = "strict", "lenient", "untested"
-IMPLEMENTED, NOT_IMPLEMENTED = "implemented", "not-implemented"
+EMPTY_TAG = "zero-size:yes"  # the tag of a generated input with no element
 
 
 @dataclass(frozen=True)
@@ -107,10 +107,16 @@ def _claimed(vspec: spec.VersionSpec | None, restriction: Iterable[str] | None) 
 
 
 def scope(results: Iterable[CaseResult], version: int, claimed: tuple[str, ...], claim: str = "implemented") -> Scope:
+    """How each claimed type stands. Inputs with no element do not decide it: a runtime can answer
+    an empty result from the shape alone (tract does, for types it has no kernel for), which says
+    nothing of a kernel."""
     outcomes: dict[str, set[str]] = defaultdict(set)
+    empty: dict[str, set[str]] = defaultdict(set)
     for r in results:
         if r.version == version and r.kind == "semantic":
-            outcomes[r.type_name].add(r.outcome)
+            (empty if EMPTY_TAG in r.tags else outcomes)[r.type_name].add(r.outcome)
+    for type_name, seen in empty.items():
+        outcomes.setdefault(type_name, seen)
     not_implemented = tuple(t for t in claimed if outcomes.get(t) == {"unsupported"})
     untested = tuple(t for t in claimed if t not in outcomes)
     implemented = tuple(t for t in claimed if t not in not_implemented and t not in untested)

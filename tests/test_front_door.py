@@ -143,6 +143,7 @@ def test_a_plugin_that_fails_to_import_in_its_worker_exits_2_with_one_line(tmp_p
     assert line.startswith("error: ") and "the vendor SDK is missing" in line
 
 
+@pytest.mark.e2e
 def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:
     """onnxruntime has no kernel for uint16, uint32, uint64, int16 (nor bfloat16 at 13): scope,
     named beside a CONFORMANT headline at ArgMin-11 to -13. At ArgMin-1 every float16 model fails
@@ -165,6 +166,7 @@ def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:
     assert {v["strictness"]["level"] for v in report["versions"]} == {"strict"}
 
 
+@pytest.mark.e2e
 def test_onnx_reference_is_conformant_and_lenient(tmp_path: Path) -> None:
     """onnx.reference computes types outside T and rank-0 inputs, and is right on every valid one."""
     result = run("--impl", "onnx-reference", "--report-dir", str(tmp_path), *QUICK)

@@ -99,3 +99,13 @@ def test_wrong_answers_needing_the_same_special_value_go_with_the_lower_clause()
     other_type = case("fail", type_name="double", clause="C6", problem="wrong-tie", values=["inf", "inf"],
                       actual=Tensor("int64", [], ["0"]))
     assert own_causes([c5, other_type])[0] == [True, True]  # a cause is shared within one type only
+
+
+def test_answers_on_inputs_with_no_element_do_not_decide_the_scope() -> None:
+    """tract answers an empty uint32 input from its shape in the static form, though it has no
+    uint32 kernel: uint32 is still not implemented."""
+    refused = [case("unsupported", type_name="uint32", clause="C1") for _ in range(3)]
+    empty = case("pass", type_name="uint32")
+    empty.tags.append("zero-size:yes")
+    result = standing([passes(), *refused, empty], 13)
+    assert result.scope.not_implemented == ("uint32",) and result.verdict == CONFORMANT
