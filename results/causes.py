@@ -29,7 +29,10 @@ from .records import CaseResult, Tensor
 
 # Problems of a returned answer that are about which element is the smallest.
 _ORDER_PROBLEMS = ("not-a-minimum", "wrong-tie", "index-range")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")  # not the apostrophe of "wasn't"
+# Long messages are recorded cut short at a fixed length, so where they end depends on the digits
+# before: only their beginning is compared.
+_COMPARED = 200
 _WITH_DIGITS = re.compile(r"[\w.+-]*\d[\w.+-]*")
 
 
@@ -43,7 +46,7 @@ def signature(text: str) -> str:
     token holding a digit (numbers, sizes, shapes such as 1x2xf32)."""
     text = _QUOTED.sub("<name>", text)
     text = _type_names().sub("<type>", text)
-    return " ".join(_WITH_DIGITS.sub("#", text).split())
+    return " ".join(_WITH_DIGITS.sub("#", text).split())[:_COMPARED]
 
 
 def special_values(tensor: Tensor) -> frozenset[str]:
