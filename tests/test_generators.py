@@ -4,6 +4,7 @@ counterexamples, and each bug class of GUIDE section 3 is caught within the quic
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable
 from random import Random
@@ -311,6 +312,21 @@ def test_a_vector_tail_bug_shrinks_to_one_column_past_a_multiple_of_8() -> None:
     case = shrunk(broken_shapes.vector_tail_zero, VERSIONS[13], "float", 200 // BATCH)
     width = case.data.shape[-1]
     assert 9 <= width <= 15 and case.data.size <= 3 * width, f"shape {case.data.shape}: {case!r}"
+
+
+def test_a_tiling_bug_shrinks_to_just_past_both_thresholds() -> None:
+    """A bug that needs a reduced axis longer than 16 and an inner extent over 1024 (found by the
+    tiles family, which draws the two together) shows as 17 rows of 1025 columns."""
+    case = shrunk(broken_shapes.tile_rows_lost_past_first_column_block, VERSIONS[13], "float", 500 // BATCH)
+    axis = VERSIONS[13].effective(case.attributes)["axis"] % case.data.ndim
+    n, inner = case.data.shape[axis], math.prod(case.data.shape[axis + 1:])
+    assert (n, inner) == (17, 1025) and case.data.size == n * inner, f"shape {case.data.shape}, axis {axis}"
+
+
+def test_a_bug_past_65535_outputs_shrinks_to_65536_short_slices() -> None:
+    case = shrunk(broken_shapes.grid_limit_65535, VERSIONS[13], "int32", 200 // BATCH)
+    slices, n = _slices(case)
+    assert slices == 65536 and n == 2, f"{slices} slices of length {n}: shape {case.data.shape}"
 
 
 # --- every case is what it says -----------------------------------------------------------------
