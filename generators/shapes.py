@@ -2,14 +2,19 @@
 
 Kernels split their work by slices (one thread or block per group of slices), by the inner
 width (vector lanes of 8, 16 or 32 elements, then a tail) and by blocks along long axes; bugs
-hide at those boundaries. So a case's shape comes from one of five families:
+hide at those boundaries. So a case's shape comes from one of six families:
 
 - ``plain``: ranks 1-8, reduced axes from length 1 to beyond 65,536, other sides of 1 to 7
   multiplying to at most MAX_SLICES (high ranks test indexing, long axes the reduction);
 - ``many-slices``: 10^3 to 10^5 slices over a short reduced axis;
 - ``wide-inner``: a non-reduced last dimension of 8 to 4096, on and off multiples of 8, 16, 32;
 - ``batch-classes``: an (N, C) batch of scores reduced over either axis, e.g. (1000, 10);
-- ``middle-axis``: the reduced axis between large outer and inner extents.
+- ``middle-axis``: the reduced axis between large outer and inner extents;
+- ``tiles``: the reduced length L drawn together with the inner extent I (the product of the
+  dimensions after the axis, the stride a tiled kernel cuts against) or with the slice count S
+  (the output's size): a pair of log-scale buckets first, uniformly over the pairs that fit the
+  budget, then the extents inside them, spread over ranks 2 to 8 with the axis anywhere. The other
+  families vary one extent at a time; this one reaches a long axis over a wide inner extent.
 
 Every family stays within ELEMENT_BUDGET elements, so one case costs a bounded time whatever
 its shape. Each family reads its own fixed bytes, and all-zero bytes give its smallest shape,
@@ -32,7 +37,7 @@ LONG = (257, 65536)
 VERY_LONG = (65537, 140000)  # beyond 65,536: the grid or index width limit of some kernels
 RANKS = weighted((1, 6), (2, 6), (3, 5), (4, 4), (5, 2), (6, 2), (7, 1), (8, 2))
 SIDES = weighted((1, 5), (2, 4), (3, 3), (4, 2), (5, 1), (7, 1))
-LENGTH_CLASSES = weighted(("1", 4), ("short", 20), ("long", 5), ("very-long", 2))
+LENGTH_CLASSES = weighted(("1", 4), ("short", 22), ("long", 4), ("very-long", 1))
 # Ordered by the size of each family's smallest shape: the shrinker, lowering the family's byte,
 # moves a counterexample toward the families with smaller shapes.
 SHAPE_FAMILIES = weighted(("plain", 34), ("batch-classes", 2), ("wide-inner", 3), ("middle-axis", 1),
@@ -68,7 +73,7 @@ REACHABLE = tuple((a, b) for a in range(len(BUCKETS)) for b in range(len(BUCKETS
 TILE_TARGETS = tuple((kind, a, b) for kind in ("inner", "slices") for a, b in REACHABLE)
 TILE_RANKS = weighted((2, 3), (3, 3), (4, 2), (5, 1), (6, 1), (7, 1), (8, 1))
 TILE_SIDES = (1, 1, 2, 3)  # the other dimensions of a side, two bits each
-OUTER_MAX = 512  # the free outer extent of an (L, I) tile
+OUTER_MAX = 4  # the free outer extent of an (L, I) tile: a few outer slices, so S differs from I
 
 
 def bucket(extent: int) -> str:
@@ -241,6 +246,14 @@ def _fill(dims: list[int], bounds: tuple[int, int], sides: list[int], c: Choices
     return product
 
 
+def _drawn(index: int) -> tuple[int, int]:
+    """The range a bucket's extents are drawn from: a factor of 8, like every bucket but the top
+    one, which is drawn over its first factor of 8 only (longer reduced axes come from the plain
+    family, more slices from many-slices): the tile pairs then cost no more than they need."""
+    low, high = BUCKETS[index]
+    return low, min(high, 8 * low - 1)
+
+
 def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
     """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit the budget; then L
     (four bytes), the other extent spread over its side of the axis (four bytes, and two for the
@@ -251,9 +264,9 @@ def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims
     sides = [TILE_SIDES[side_bits >> 2 * k & 3] for k in range(MAX_RANK)]
     before, after = list(range(axis)), list(range(axis + 1, rank))
     primary = after if (kind == "inner" and after) or not before else before
-    low, high = BUCKETS[other]
+    (low, high), (n_low, n_high) = _drawn(other), _drawn(reduced)
     shape = [1] * rank
-    shape[axis] = n = extent_in(length_c, BUCKETS[reduced][0], min(BUCKETS[reduced][1], ELEMENT_BUDGET // low))
+    shape[axis] = n = extent_in(length_c, n_low, min(n_high, ELEMENT_BUDGET // low))
     drawn = _fill(primary, (low, min(high, ELEMENT_BUDGET // n)), sides, other_c, shape)
     if primary is after:  # the outer extent is free; an (L, S) pair keeps S in its bucket (I = 1)
         _fill(before, (1, min(OUTER_MAX, ELEMENT_BUDGET // (n * drawn))), sides[4:], outer_c, shape)
