@@ -102,13 +102,13 @@ def _position(mode: str, offset: int, n: int) -> int:
     return offset * n >> 16  # anywhere (and boundary, on an axis too short for one)
 
 
-@lru_cache(maxsize=4096)
 def _boundary(mode: str, pick: int, n: int) -> int | None:
     """The boundary every plant straddles (one of BOUNDARIES inside the axis), or None."""
     inside = [b for b in BOUNDARIES if b < n]
     return inside[pick * len(inside) >> 8] if mode == "boundary" and inside else None
 
 
+@lru_cache(maxsize=4096)
 def _plant_value(tensor_type: TensorType, family: str, lowest_bits: bytes, mode: str, pick: int) -> np.generic:
     """The planted value, given the background's lowest value (cached: stepping to the next
     representable value costs a few numpy calls)."""

@@ -67,10 +67,11 @@ SLICE_CLASSES = ((0, "0"), (1, "1"), (512, "2-512"), (8192, "513-8192"))
 # bounded by the budget alone.
 BUCKETS = ((1, 1), (2, 7), (8, 63), (64, 511), (512, 4095), (4096, ELEMENT_BUDGET))
 BUCKET_NAMES = ("1", "2-7", "8-63", "64-511", "512-4095", "4096+")
-# Every (L, I) and (L, S) pair of buckets that fits the budget, as (pair kind, L bucket, other bucket).
+# Every pair of buckets (L's, then I's or S's; indices into BUCKETS) whose smallest extents fit the budget.
 REACHABLE = tuple((a, b) for a in range(len(BUCKETS)) for b in range(len(BUCKETS))
                   if BUCKETS[a][0] * BUCKETS[b][0] <= ELEMENT_BUDGET)
-TILE_TARGETS = tuple((kind, a, b) for kind in ("inner", "slices") for a, b in REACHABLE)
+TILE_TARGETS = tuple(  # (pair kind, L bucket, I or S bucket)
+    (kind, a, b) for kind in ("inner", "slices") for a, b in REACHABLE)
 TILE_RANKS = weighted((2, 3), (3, 3), (4, 2), (5, 1), (6, 1), (7, 1), (8, 1))
 TILE_SIDES = (1, 1, 2, 3)  # the other dimensions of a side, two bits each
 OUTER_MAX = 4  # the free outer extent of an (L, I) tile: a few outer slices, so S differs from I
@@ -293,4 +294,4 @@ FAMILIES: dict[str, ShapeFamily] = {
     "middle-axis": ShapeFamily(weighted((3, 3), (4, 1), (5, 1)), lambda rank: range(1, rank - 1), _middle_axis),
     "tiles": ShapeFamily(TILE_RANKS, range, _tiles),
 }
-FAMILY_BYTES = 13  # the most any family's build reads (plain: 3 + 8 + 2)
+FAMILY_BYTES = 13  # the most any family's build reads (plain: 3 + 8 + 2; tiles: 1 + 4 + 4 + 2 + 2)

@@ -206,8 +206,8 @@ MESSAGES: dict[str, dict[str, str]] = {
                            "tiles against); S the slice count, the size of the output. A dash marks a pair that "
                            "does not fit the budget of 2^18 elements per case; a 0 marks a pair within it that no "
                            "case reached.",
-        "grid-L-I": "reduced length L (rows) against inner extent I (columns)",
-        "grid-L-S": "reduced length L (rows) against slice count S (columns)",
+        "grid-L-I": "Reduced length L (rows) against inner extent I (columns)",
+        "grid-L-S": "Reduced length L (rows) against slice count S (columns)",
         "shape-grid-empty": "Pairs within the budget that no case reached: {n}",
         "shape-grid-full": "Every pair within the budget was reached.",
         "diff-none": "Only one version was tested: no differences to show.",
