@@ -42,7 +42,7 @@ PLANTING = {
 # slice of [inf, max] (invisible to a running minimum that starts at the maximum) is common.
 TOP_LENGTHS = weighted((1, 4), (2, 1))
 TOP_RANKS = weighted((0, 8), (1, 2), (2, 1), (3, 1), (4, 1), (5, 1))
-POSITIONS = weighted(("anywhere", 4), ("start", 2), ("end", 3), ("middle", 1), ("boundary", 2))
+POSITIONS = weighted(("anywhere", 4), ("start", 2), ("end", 3), ("middle", 1), ("boundary", 3))
 # Where tiled and vectorised kernels cut a reduced axis: lane widths, cache lines, blocks, grid
 # limits. When the first plant's mode is "boundary", every plant sits on either side of the same
 # boundary B (B - 1, B, then 2B - 1, 2B, ...), so a tie, a -0/+0 pair or a near-tie straddles it.

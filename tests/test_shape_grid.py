@@ -118,7 +118,7 @@ def test_value_families_reach_long_and_wide_cases_across_boundaries() -> None:
     axis or a wide inner extent too, with ties straddling a lane boundary and far apart."""
     rng, vspec = Random(25), VERSIONS[13]
     tags: Counter = Counter()
-    for type_name in ("float", "float16", "int32"):
+    for type_name in ("float", "float16", "double"):
         tensor_type, built = vspec.type(type_name), 0
         while built < 150:
             raw = rng.randbytes(PIECE)
@@ -127,11 +127,16 @@ def test_value_families_reach_long_and_wide_cases_across_boundaries() -> None:
             if plan.shape_family != "tiles" or max(n, inner) < 64 or n < 9:
                 continue
             built += 1
-            tags.update(draft(vspec, tensor_type, raw, zero_dims=True).tags)
+            held = set(draft(vspec, tensor_type, raw, zero_dims=True).tags)
+            tags.update(held)
+            # pairs that must occur together: a -0/+0 tie across a lane boundary, a subnormal
+            # tie or near-tie across one, subnormal minima far apart on a long axis
+            tags.update(f"{a}&{b}" for a in held for b in held if a < b)
     wanted = ["ties:two", "ties:several", "ties:straddle", "ties:far-apart", "special:neg-zero",
-              "special:subnormal", "special:inf", "family:ties", "family:signed-zero", "family:subnormal",
-              "family:top", "family:detour"]
-    assert all(tags[t] >= 3 for t in wanted), {t: tags[t] for t in wanted}
+              "special:subnormal", "special:inf", "family:ties", "family:mixed", "family:top", "family:detour",
+              "family:signed-zero&ties:straddle", "family:subnormal&ties:straddle",
+              "family:subnormal&ties:far-apart", "family:ties&ties:straddle"]
+    assert all(tags[t] >= 2 for t in wanted), {t: tags[t] for t in wanted}
 
 
 def test_every_valid_case_is_tagged_with_its_buckets() -> None:
