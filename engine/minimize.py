@@ -5,8 +5,10 @@ simplest input (a shrunk int64 counterexample can still be 86 elements long, a d
 still be shown through subnormals). Here the input itself is simplified, keeping a candidate
 only while the same clause still fails with the same problem:
 
-1. fewer elements on the other axes (one slice of each), then lower rank (drop them);
-2. a shorter reduced axis, then fewer slices on each other axis (chunks removed, halves first);
+1. fewer elements on the other axes (one slice of each), then lower rank (drop them, or merge
+   the axes before the reduced one and those after it);
+2. a shorter reduced axis, then fewer slices on each other axis (the shortest leading or trailing
+   part that fails, by bisection; then chunks removed, halves first);
 3. a simpler set of values: the distinct values mapped, in order, onto simple ladders
    (0, 1, 2, ...; or 1 and its neighbours, where precision is the point);
 4. simpler values one element at a time: smaller magnitudes, normal numbers before
@@ -162,6 +164,16 @@ class _Search:
                 if self.attempt(np.take(self.best.data, [index], axis=dim)):
                     break
 
+    def renamed_axis(self, axis: int, ndim: int) -> dict[str, int]:
+        """The attributes with the reduced axis at ``axis`` of ``ndim`` dimensions, in the form it
+        had (negative stays negative); an omitted axis is named once the default points elsewhere."""
+        attributes = dict(self.best.attributes)
+        if "axis" in attributes:
+            attributes["axis"] = axis - ndim if attributes["axis"] < 0 else axis
+        elif axis != self.vspec.attributes["axis"].default:
+            attributes["axis"] = axis
+        return attributes
+
     def drop_axes(self) -> None:
         dim = 0
         while dim < self.best.data.ndim and self.best.data.ndim > 1:
@@ -169,16 +181,42 @@ class _Search:
             if dim == reduced or self.best.data.shape[dim] != 1:
                 dim += 1
                 continue
-            attributes = dict(self.best.attributes)
-            if "axis" in attributes:
-                new_axis = reduced - (dim < reduced)
-                attributes["axis"] = new_axis - (self.best.data.ndim - 1) if attributes["axis"] < 0 else new_axis
-            elif dim < reduced:  # the default axis would point elsewhere: name the axis instead
-                attributes["axis"] = reduced - 1
+            attributes = self.renamed_axis(reduced - (dim < reduced), self.best.data.ndim - 1)
             if not self.attempt(np.squeeze(self.best.data, axis=dim), attributes):
                 dim += 1
 
+    def merge_axes(self) -> None:
+        """Fewer dimensions over the same extents: those before the reduced axis as one and those
+        after it as one (L, I and S kept: a tiling bug survives it), else every slice as a row of
+        a matrix reduced over its last axis (L and S kept)."""
+        data, axis = self.best.data, self.reduced_axis()
+        n, shape = data.shape[axis], data.shape
+        merged = [*([math.prod(shape[:axis])] if axis else []), n,
+                  *([math.prod(shape[axis + 1:])] if axis < data.ndim - 1 else [])]
+        renamed = self.renamed_axis(int(axis > 0), len(merged))
+        if len(merged) < data.ndim and self.attempt(data.reshape(merged), renamed):
+            return
+        if data.ndim > 2:
+            rows = np.moveaxis(data, axis, -1).reshape(-1, n)
+            self.attempt(rows, self.renamed_axis(1, 2))
+
     # 2. the reduced axis -------------------------------------------------------------------
+    def cut(self, dim: int) -> None:
+        """The shortest leading, then trailing, part of ``dim`` that still fails, by bisection: a bug
+        past a size threshold (more than 1024 columns, 65,535 slices) ends just past it in a few
+        asks, where removing chunks would spend one ask per chunk."""
+        for keep in (lambda k: np.s_[:k], lambda k: np.s_[-k:]):
+            low, high = 1, self.best.data.shape[dim]
+            while low < high and self.left > 0:
+                middle = (low + high) // 2
+                index = [slice(None)] * self.best.data.ndim
+                index[dim] = keep(middle)
+                if self.attempt(self.best.data[tuple(index)]):
+                    high = middle  # the data is now that part: search within it
+                else:
+                    low = middle + 1
+                high = min(high, self.best.data.shape[dim])
+
     def shorten(self, dim: int) -> None:
         """Fewer elements along ``dim`` (the reduced axis, or another one when a bug needs many
         slices): chunks removed, halves first."""
@@ -234,10 +272,11 @@ def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) ->
         if search.shapeable:
             search.slice_other_axes()
             search.drop_axes()
-            search.shorten(search.reduced_axis())
-            for dim in range(search.best.data.ndim):
-                if dim != search.reduced_axis():
-                    search.shorten(dim)
+            search.merge_axes()
+            reduced = search.reduced_axis()
+            for dim in [reduced, *(d for d in range(search.best.data.ndim) if d != reduced)]:
+                search.cut(dim)
+                search.shorten(dim)
         if numeric:  # bool, complex and unknown types keep their values
             search.revalue()
             search.simplify_elements()

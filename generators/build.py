@@ -42,7 +42,11 @@ PLANTING = {
 # slice of [inf, max] (invisible to a running minimum that starts at the maximum) is common.
 TOP_LENGTHS = weighted((1, 4), (2, 1))
 TOP_RANKS = weighted((0, 8), (1, 2), (2, 1), (3, 1), (4, 1), (5, 1))
-POSITIONS = weighted(("anywhere", 4), ("start", 2), ("end", 3), ("middle", 1))
+POSITIONS = weighted(("anywhere", 4), ("start", 2), ("end", 3), ("middle", 1), ("boundary", 3))
+# Where tiled and vectorised kernels cut a reduced axis: lane widths, cache lines, blocks, grid
+# limits. When the first plant's mode is "boundary", every plant sits on either side of the same
+# boundary B (B - 1, B, then 2B - 1, 2B, ...), so a tie, a -0/+0 pair or a near-tie straddles it.
+BOUNDARIES = (8, 16, 32, 64, 128, 256, 512, 1024, 4096, 65536)
 FAMILY_WEIGHTS = (("ties", 6), ("all-equal", 4), ("mixed", 5), ("extreme", 3), ("top", 6), ("signed-zero", 3),
                   ("subnormal", 3), ("detour", 4), ("far-apart", 2))
 FAR_CLASSES = weighted(("long", 4), ("very-long", 1))
@@ -95,7 +99,13 @@ def _position(mode: str, offset: int, n: int) -> int:
         return max(n - 1 - offset % 4, 0)
     if mode == "middle":
         return min(max(n // 2 - 1 + offset % 3, 0), n - 1)
-    return offset * n >> 16
+    return offset * n >> 16  # anywhere (and boundary, on an axis too short for one)
+
+
+def _boundary(mode: str, pick: int, n: int) -> int | None:
+    """The boundary every plant straddles (one of BOUNDARIES inside the axis), or None."""
+    inside = [b for b in BOUNDARIES if b < n]
+    return inside[pick * len(inside) >> 8] if mode == "boundary" and inside else None
 
 
 @lru_cache(maxsize=4096)
@@ -171,10 +181,14 @@ def values(tensor_type: TensorType, shape: tuple[int, ...], axis: int, family: s
         return data, pattern[:min(size, length)]
     positions = set()
     slots = c.take(18)
+    boundary = _boundary(POSITIONS[slots[0] * len(POSITIONS) >> 8], slots[1], n)
     for k in range(count):  # six slots of three bytes: the mode, then the offset
         mode, offset = POSITIONS[slots[3 * k] * len(POSITIONS) >> 8], slots[3 * k + 1] << 8 | slots[3 * k + 2]
         if family == "far-apart":
             mode = "start" if k % 2 == 0 else "end"
+        elif boundary:
+            positions.add(min(boundary * (k // 2 + 1) - 1 + k % 2, n - 1))
+            continue
         # the top family's point is a smaller value after the first element
         positions.add(max(_position(mode, offset, n), min(int(family == "top"), n - 1)))
     if not positions:

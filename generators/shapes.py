@@ -2,14 +2,19 @@
 
 Kernels split their work by slices (one thread or block per group of slices), by the inner
 width (vector lanes of 8, 16 or 32 elements, then a tail) and by blocks along long axes; bugs
-hide at those boundaries. So a case's shape comes from one of five families:
+hide at those boundaries. So a case's shape comes from one of six families:
 
 - ``plain``: ranks 1-8, reduced axes from length 1 to beyond 65,536, other sides of 1 to 7
   multiplying to at most MAX_SLICES (high ranks test indexing, long axes the reduction);
 - ``many-slices``: 10^3 to 10^5 slices over a short reduced axis;
 - ``wide-inner``: a non-reduced last dimension of 8 to 4096, on and off multiples of 8, 16, 32;
 - ``batch-classes``: an (N, C) batch of scores reduced over either axis, e.g. (1000, 10);
-- ``middle-axis``: the reduced axis between large outer and inner extents.
+- ``middle-axis``: the reduced axis between large outer and inner extents;
+- ``tiles``: the reduced length L drawn together with the inner extent I (the product of the
+  dimensions after the axis, the stride a tiled kernel cuts against) or with the slice count S
+  (the output's size): a pair of log-scale buckets first, uniformly over the pairs that fit the
+  budget, then the extents inside them, spread over ranks 2 to 8 with the axis anywhere. The other
+  families vary one extent at a time; this one reaches a long axis over a wide inner extent.
 
 Every family stays within ELEMENT_BUDGET elements, so one case costs a bounded time whatever
 its shape. Each family reads its own fixed bytes, and all-zero bytes give its smallest shape,
@@ -32,11 +37,11 @@ LONG = (257, 65536)
 VERY_LONG = (65537, 140000)  # beyond 65,536: the grid or index width limit of some kernels
 RANKS = weighted((1, 6), (2, 6), (3, 5), (4, 4), (5, 2), (6, 2), (7, 1), (8, 2))
 SIDES = weighted((1, 5), (2, 4), (3, 3), (4, 2), (5, 1), (7, 1))
-LENGTH_CLASSES = weighted(("1", 4), ("short", 20), ("long", 5), ("very-long", 2))
+LENGTH_CLASSES = weighted(("1", 4), ("short", 22), ("long", 4), ("very-long", 1))
 # Ordered by the size of each family's smallest shape: the shrinker, lowering the family's byte,
 # moves a counterexample toward the families with smaller shapes.
-SHAPE_FAMILIES = weighted(("plain", 40), ("batch-classes", 2), ("wide-inner", 3), ("middle-axis", 2),
-                          ("many-slices", 2))
+SHAPE_FAMILIES = weighted(("plain", 34), ("batch-classes", 2), ("wide-inner", 3), ("middle-axis", 1),
+                          ("many-slices", 2), ("tiles", 7))
 PLAIN_ONLY = ("plain",)
 
 MANY_SLICES = (1000, 100000)
@@ -53,6 +58,37 @@ MIDDLE_AXIS = (2, 64)
 INNER = (8, 512)
 SMALL_SIDES = weighted((1, 4), (2, 2), (3, 1))
 SLICE_CLASSES = ((0, "0"), (1, "1"), (512, "2-512"), (8192, "513-8192"))
+
+
+# --- tiles: the reduced length drawn together with the inner extent or the slice count -----------
+
+# Log-scale buckets of an extent (L: the reduced length; I: the inner extent, the product of the
+# dimensions after the axis; S: the slice count, the product of all the others): the top one is
+# bounded by the budget alone.
+BUCKETS = ((1, 1), (2, 7), (8, 63), (64, 511), (512, 4095), (4096, ELEMENT_BUDGET))
+BUCKET_NAMES = ("1", "2-7", "8-63", "64-511", "512-4095", "4096+")
+# Every pair of buckets (L's, then I's or S's; indices into BUCKETS) whose smallest extents fit the budget.
+REACHABLE = tuple((a, b) for a in range(len(BUCKETS)) for b in range(len(BUCKETS))
+                  if BUCKETS[a][0] * BUCKETS[b][0] <= ELEMENT_BUDGET)
+TILE_TARGETS = tuple(  # (pair kind, L bucket, I or S bucket)
+    (kind, a, b) for kind in ("inner", "slices") for a, b in REACHABLE)
+TILE_RANKS = weighted((2, 3), (3, 3), (4, 2), (5, 1), (6, 1), (7, 1), (8, 1))
+TILE_SIDES = (1, 1, 2, 3)  # the other dimensions of a side, two bits each
+OUTER_MAX = 4  # the free outer extent of an (L, I) tile: a few outer slices, so S differs from I
+
+
+def bucket(extent: int) -> str:
+    """The bucket name of an extent: ``0`` for an empty one, then ``1`` ... ``4096+``."""
+    if extent < 1:
+        return "0"
+    return next((name for (_, high), name in zip(BUCKETS, BUCKET_NAMES, strict=True) if extent <= high),
+                BUCKET_NAMES[-1])
+
+
+def extents(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    """(L, I, S) of a shape reduced over ``axis``."""
+    inner = math.prod(shape[axis + 1:])
+    return shape[axis], inner, math.prod(shape[:axis]) * inner
 
 
 def length_class(n: int) -> str:
@@ -76,13 +112,16 @@ def inner_width_class(inner: int) -> str:
     return f"multiple-of-{lane}" if lane else "not-multiple-of-8"
 
 
+SHAPE_TAG_KEYS = ("axis-length:", "zero-size:", "slices:", "inner-width:", "L:", "I:", "S:")
+
+
 def shape_tags(shape: tuple[int, ...], axis: int) -> list[str]:
     """The ``axis-length``, ``zero-size``, ``slices`` and ``inner-width`` tags of a shape reduced
-    over ``axis``."""
-    others = [side for dim, side in enumerate(shape) if dim != axis]
-    inner = math.prod(shape[axis + 1:])
-    return [f"axis-length:{length_class(shape[axis])}", f"zero-size:{'yes' if 0 in others else 'no'}",
-            f"slices:{slices_class(math.prod(others))}", f"inner-width:{inner_width_class(inner)}"]
+    over ``axis``, and the buckets of its extents (``L:``, ``I:``, ``S:``)."""
+    n, inner, slices = extents(shape, axis)
+    return [f"axis-length:{length_class(n)}", f"zero-size:{'yes' if slices == 0 else 'no'}",
+            f"slices:{slices_class(slices)}", f"inner-width:{inner_width_class(inner)}",
+            f"L:{bucket(n)}", f"I:{bucket(inner)}", f"S:{bucket(slices)}"]
 
 
 def length_in(bounds: tuple[int, int], choices: Choices) -> int:
@@ -107,7 +146,7 @@ def lane_width(choices: Choices, bounds: tuple[int, int] = WIDTH) -> int:
     offset from that multiple; all-zero bytes give 8."""
     lane = choices.pick(LANES)
     low, high = bounds
-    multiple = length_in((1, max(1, high // lane)), choices.region(2))
+    multiple = length_in((max(1, low // lane), max(1, high // lane)), choices.region(2))
     offset = choices.pick(LANE_OFFSETS)
     offset = {"half": lane // 2, "last": lane - 1}.get(offset, offset)
     return max(low, min(high, lane * multiple + offset))
@@ -185,6 +224,56 @@ def _middle_axis(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zer
     return shape
 
 
+def extent_in(choices: Choices, low: int, high: int) -> int:
+    """Four bytes: an extent in [low, high], log-spread; from 8 on, on a lane boundary or just off it."""
+    if high < 8:
+        return length_in((low, max(low, high)), choices.region(2))
+    return max(low, min(high, lane_width(choices, (low, high))))
+
+
+def _fill(dims: list[int], bounds: tuple[int, int], sides: list[int], c: Choices, shape: list[int]) -> int:
+    """Sides for ``dims`` multiplying to an extent within ``bounds``: small ``sides`` on all but the
+    last while they leave room for it, the last drawn from what remains (lane-aligned: it is the
+    innermost). Returns the product."""
+    low, high = bounds
+    product = 1
+    for dim, side in zip(dims[:-1], sides, strict=False):
+        fits = -(-low // (product * side)) * product * side <= high
+        shape[dim] = side if fits else 1
+        product *= shape[dim]
+    if dims:
+        shape[dims[-1]] = extent_in(c, -(-low // product), high // product)
+        product *= shape[dims[-1]]
+    return product
+
+
+def _drawn(index: int) -> tuple[int, int]:
+    """The range a bucket's extents are drawn from: a factor of 8, like every bucket but the top
+    one, which is drawn over its first factor of 8 only (longer reduced axes come from the plain
+    family, more slices from many-slices): the tile pairs then cost no more than they need."""
+    low, high = BUCKETS[index]
+    return low, min(high, 8 * low - 1)
+
+
+def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit the budget; then L
+    (four bytes), the other extent spread over its side of the axis (four bytes, and two for the
+    small sides), and for an (L, I) pair a free outer extent (two bytes). Reducing the first axis
+    makes S = I, reducing the last makes I = 1: the pair is then read on the side there is."""
+    kind, reduced, other = c.pick(TILE_TARGETS)
+    length_c, other_c, outer_c, side_bits = c.region(4), c.region(4), c.region(2), c.u16()
+    sides = [TILE_SIDES[side_bits >> 2 * k & 3] for k in range(MAX_RANK)]
+    before, after = list(range(axis)), list(range(axis + 1, rank))
+    primary = after if (kind == "inner" and after) or not before else before
+    (low, high), (n_low, n_high) = _drawn(other), _drawn(reduced)
+    shape = [1] * rank
+    shape[axis] = n = extent_in(length_c, n_low, min(n_high, ELEMENT_BUDGET // low))
+    drawn = _fill(primary, (low, min(high, ELEMENT_BUDGET // n)), sides, other_c, shape)
+    if primary is after:  # the outer extent is free; an (L, S) pair keeps S in its bucket (I = 1)
+        _fill(before, (1, min(OUTER_MAX, ELEMENT_BUDGET // (n * drawn))), sides[4:], outer_c, shape)
+    return shape
+
+
 Build = Callable[[Choices, int, int, tuple[str, ...], bool], list[int]]
 
 
@@ -203,5 +292,6 @@ FAMILIES: dict[str, ShapeFamily] = {
     "wide-inner": ShapeFamily(weighted((2, 3), (3, 2), (4, 1)), lambda rank: range(rank - 1), _wide_inner),
     "batch-classes": ShapeFamily((2,), range, _batch_classes),
     "middle-axis": ShapeFamily(weighted((3, 3), (4, 1), (5, 1)), lambda rank: range(1, rank - 1), _middle_axis),
+    "tiles": ShapeFamily(TILE_RANKS, range, _tiles),
 }
-FAMILY_BYTES = 13  # the most any family's build reads (plain: 3 + 8 + 2)
+FAMILY_BYTES = 13  # the most any family's build reads (plain: 3 + 8 + 2; tiles: 1 + 4 + 4 + 2 + 2)

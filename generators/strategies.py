@@ -15,15 +15,19 @@ heatmap from these keys, so they are stable:
   declares the attribute (values outside {0, 1} occur in the census only)
 - ``axis-length:0|1|short|long|very-long`` (short <= 256 < long <= 65,536 < very-long)
 - ``zero-size:yes|no`` (a zero-size dimension other than the reduced axis)
-- ``shape:plain|many-slices|wide-inner|batch-classes|middle-axis`` (the shape family, see shapes.py)
+- ``shape:plain|many-slices|wide-inner|batch-classes|middle-axis|tiles`` (the shape family, see shapes.py)
 - ``slices:0|1|2-512|513-8192|8193+`` (how many slices are reduced: the output's size)
 - ``inner-width:1|2-7|multiple-of-32|multiple-of-16|multiple-of-8|not-multiple-of-8`` (the
   elements after the reduced axis, which a vectorised kernel walks in lanes: 1 when the last
   axis is reduced)
+- ``L:``, ``I:``, ``S:`` with ``0|1|2-7|8-63|64-511|512-4095|4096+``: the log-scale buckets of the
+  reduced length, the inner extent (the product of the dimensions after the axis) and the slice
+  count (of all the other dimensions: the output's size), which the report's tile grid counts
 - ``family:ties|all-equal|mixed|extreme|top|signed-zero|subnormal|detour|far-apart`` (how the values
   were built)
 - ``ties:none|two|several|all-equal`` (how many minima the first slice holds, or all of it
-  equal), plus ``ties:far-apart`` when two of them are >= 256 positions apart; the planted
+  equal), plus ``ties:far-apart`` when two of them are >= 256 positions apart and ``ties:straddle``
+  when two neighbours sit on either side of a multiple of 8 (see build.BOUNDARIES); the planted
   values sit at the same positions in every slice, so the first slice stands for all
 - ``special:inf|neg-zero|subnormal|extreme`` (the values held); ``special:beyond-<type>`` (values
   the same-width float type <type> cannot hold, e.g. bfloat16 beyond float16's range);
@@ -48,7 +52,7 @@ from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
 from .case import Batch, Case
 from .choices import Choices, weighted
-from .shapes import PLAIN_ONLY, shape_tags
+from .shapes import PLAIN_ONLY, SHAPE_TAG_KEYS, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
 OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside a range
@@ -120,7 +124,7 @@ def _rank_zero(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     if c.chance(50):
         d.attributes["axis"] = vspec.attributes["axis"].default
     d.tags = [t for t in d.tags
-              if not t.startswith(("rank:", "axis:", "axis-length:", "ties:", "slices:", "inner-width:"))]
+              if not t.startswith(("rank:", "axis:", "ties:", *SHAPE_TAG_KEYS))]
     return ["rank:0", f"axis:{'positive' if 'axis' in d.attributes else 'omitted'}"]
 
 
@@ -206,8 +210,7 @@ def _empty(d: Draft, c: Choices, reduced: bool) -> list[str]:
     else:
         shape[others[c.byte() * len(others) >> 8]] = 0
     d.data = np.resize(d.data, shape)
-    d.tags = [t for t in d.tags if not t.startswith(("axis-length:", "zero-size:", "slices:", "inner-width:", "ties:",
-                                                     "special:"))]
+    d.tags = [t for t in d.tags if not t.startswith(("ties:", "special:", *SHAPE_TAG_KEYS))]
     return shape_tags(tuple(shape), d.axis)
 
 

@@ -18,6 +18,7 @@ from spec import TensorType, catalogue
 from spec.oracle import order_keys
 
 FAR_APART = 256  # minima at least this far apart sit in different blocks of a typical tiled reduction
+LANE = 8  # two adjacent minima on either side of a multiple of 8 sit in different vector lanes or tiles
 _SMALL = (0, 1, 2, -1, 3, -2, 4, 5, -3, 10, 100, -100)
 
 
@@ -215,8 +216,9 @@ def comparable(data: np.ndarray, tensor_type: TensorType) -> np.ndarray:
 
 def tie_tags(data: np.ndarray, axis: int, tensor_type: TensorType) -> list[str]:
     """``ties:*`` tags of the first slice (index 0 on every other axis): how many minima it
-    holds, and whether two of them are at least FAR_APART apart (a tie a blocked reduction must
-    break across blocks). One slice stands for all: the planted values sit at the same
+    holds, whether two of them are at least FAR_APART apart (a tie a blocked reduction must
+    break across blocks), and whether two neighbours straddle a multiple of LANE
+    (``ties:straddle``). One slice stands for all: the planted values sit at the same
     positions in every slice, and scanning everything would cost more than building the tensor."""
     n = data.shape[axis]
     if data.size == 0 or n == 1:
@@ -232,4 +234,8 @@ def tie_tags(data: np.ndarray, axis: int, tensor_type: TensorType) -> list[str]:
     tags = [f"ties:{'all-equal' if count == n else 'none' if count == 1 else 'two' if count == 2 else 'several'}"]
     if count >= 2 and where[-1] - where[0] >= FAR_APART:
         tags.append("ties:far-apart")
+    if 2 <= count < n:
+        spots = np.asarray(where)
+        if np.any((np.diff(spots) == 1) & (spots[1:] % LANE == 0)):
+            tags.append("ties:straddle")
     return tags

@@ -29,6 +29,7 @@ from spec.diff import diff
 from . import census, clauses
 from .certificate import certificate
 from .replay import display_values, snippet, standalone
+from .shape_grid import shape_grid
 
 SCHEMA = "argmin-conformance/report/4"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
@@ -586,6 +587,7 @@ def aggregate(raw: RawRun) -> dict:
         "cards": _cards(failures, types, _form_order(raw)),
         "census": census_entries,
         "coverage": _coverage(raw, versions, types),
+        "shape_grid": shape_grid(raw),
         "differences": _differences(versions),
         "environment": _plain(raw.environment),
     }

@@ -242,6 +242,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "group": "Group",
         "unreached-summary": "Never reached: {n} partitions, listed per version and type",
         "all-reached": "Every possible partition was reached.",
+        "shape-grid": "Reduced length against inner extent and slice count",
+        "shape-grid-note": "Semantic cases judged per pair of log-scale buckets. L is the length of the reduced "
+                           "axis; I the inner extent, the product of the dimensions after it (the stride a kernel "
+                           "tiles against); S the slice count, the size of the output. A dash marks a pair that "
+                           "does not fit the budget of 2^18 elements per case; a 0 marks a pair within it that no "
+                           "case reached.",
+        "grid-L-I": "Reduced length L (rows) against inner extent I (columns)",
+        "grid-L-S": "Reduced length L (rows) against slice count S (columns)",
+        "shape-grid-empty": "Pairs within the budget that no case reached: {n}",
+        "shape-grid-full": "Every pair within the budget was reached.",
         "diff-none": "Only one version was tested: no differences to show.",
         "diff-empty": "No differences.",
         "what": "What",
@@ -528,6 +538,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "group": "群組",
         "unreached-summary": "從未涵蓋：{n} 個分割，依版本與型別列出",
         "all-reached": "所有可涵蓋的分割皆已涵蓋。",
+        "shape-grid": "歸約長度對內層範圍與切片數",
+        "shape-grid-note": "依對數尺度區間的組合，列出已判定的語意案例數。L 為歸約軸的長度；I 為內層範圍，"
+                           "即歸約軸之後各維度的乘積（核心分塊所依據的步幅）；S 為切片數，即輸出的大小。"
+                           "短橫線表示該組合超出每個案例 2^18 個元素的預算；0 表示預算內卻沒有任何案例涵蓋的組合。",
+        "grid-L-I": "歸約長度 L（列）對內層範圍 I（欄）",
+        "grid-L-S": "歸約長度 L（列）對切片數 S（欄）",
+        "shape-grid-empty": "預算內沒有案例涵蓋的組合：{n} 個",
+        "shape-grid-full": "預算內的每一對組合皆已涵蓋。",
         "diff-none": "僅測試一個版本，沒有可顯示的差異。",
         "diff-empty": "沒有差異。",
         "what": "項目",

@@ -3,6 +3,7 @@ ranks, zero-size inputs, reduced axes of length 1, and state kept between calls.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -150,15 +151,52 @@ def zero_size_raises(data: np.ndarray, *, opset: int, **attributes: int) -> np.n
 CHUNK = 512  # slices one pass of the parallel kernel below covers
 
 
+def _zero_past(limit: int, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> np.ndarray:
+    """The right answer, but 0 for every output element (in C order) past the first ``limit``."""
+    request = parse(data, opset, attributes)
+    found = np.array(_pick(data, request), dtype=np.int64)
+    found.reshape(-1)[limit:] = 0
+    return finish(found, request)
+
+
 def slices_beyond_512_zero(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     """Answers 0 for every slice beyond the 512th (a parallel kernel whose work split stops there).
 
     The first 512 slices (output elements, in C order) are right. A (1000, 10) batch of scores
     reduced over its classes answers 0 from row 512 on. Violates the minimum clause at every
     version (the tie clause where index 0 holds a tied minimum and the last one is required)."""
+    return _zero_past(CHUNK, data, opset, attributes)
+
+
+GRID_LIMIT = 65535  # blocks of a one-dimensional GPU grid
+
+
+def grid_limit_65535(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Answers 0 for every output element past the 65,535th (one GPU block per output, a grid of at most 65,535).
+
+    65,536 slices of [1, 0] answer 0 for the last one. Violates the minimum clause at every
+    version (the tie clause where index 0 holds a tied minimum and the last one is required)."""
+    return _zero_past(GRID_LIMIT, data, opset, attributes)
+
+
+TILE_ROWS, TILE_COLUMNS = 16, 1024  # the cache tile of the kernel below: rows of the reduced axis, inner columns
+
+
+def tile_rows_lost_past_first_column_block(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Reducing an axis longer than 16 with an inner extent over 1024, columns past the 1024th see only 16 rows.
+
+    A cache-tiled kernel walks 16 rows of the reduced axis by 1,024 inner columns (the elements
+    after the axis, in C order) and, for the column blocks after the first, never loads the row
+    tiles after the first. Shape (17, 1025) with its minimum at [16, 1024] answers 0 there, not
+    16. Reducing the last axis (an inner extent of 1) is right. Violates the minimum clause at
+    every version (the tie clause where a tied minimum sits in the first 16 rows)."""
     request = parse(data, opset, attributes)
     found = np.array(_pick(data, request), dtype=np.int64)
-    found.reshape(-1)[CHUNK:] = 0
+    inner = math.prod(data.shape[request.axis + 1:])
+    if data.shape[request.axis] > TILE_ROWS and inner > TILE_COLUMNS:
+        head = np.take(data, np.arange(TILE_ROWS), axis=request.axis)
+        seen = np.asarray(_pick(head, request), dtype=np.int64).reshape(-1, inner)
+        found.reshape(-1, inner)[:, TILE_COLUMNS:] = seen[:, TILE_COLUMNS:]
     return finish(found, request)
 
 

@@ -88,6 +88,8 @@ _NO_ROWS = Witness(np.zeros((0, 3), np.float32), {"axis": 1})  # zero-size, but 
 _LONG_TIE = np.zeros(5000, np.float32)
 _LONG_MIN = np.ones(40000, np.float32)
 _LONG_MIN[39999] = 0
+_TILE = np.ones((17, 1025), np.float32)  # the minimum of the last column in the 17th row
+_TILE[16, 1024] = 0
 
 _CORRECT = tuple(
     _entry(fn, "none", {})
@@ -152,6 +154,9 @@ _BROKEN = (
            Witness(np.tile(_a([1, 0]), (shapes.CHUNK + 88, 1)), {"axis": 1})),
     _entry(shapes.vector_tail_zero, "vector-tail", _everywhere("C5"),
            Witness(np.repeat(_a([[1], [0]]), shapes.LANES + 1, axis=1))),
+    _entry(shapes.grid_limit_65535, "grid-limit", _everywhere("C5"),
+           Witness(np.tile(_a([1, 0]), (shapes.GRID_LIMIT + 1, 1)), {"axis": 1})),
+    _entry(shapes.tile_rows_lost_past_first_column_block, "cache-tiling", _everywhere("C5"), Witness(_TILE)),
     _entry(shapes.stale_cache, "state", _everywhere("C5"),
            Witness(_a([1, 1, 1, 1, 9, 0], np.int32), prelude=((_a([1, 1, 1, 1, 0, 9], np.int32), {}),))),
     # invalid models computed: lenient, never NON-CONFORMANT
