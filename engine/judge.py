@@ -34,7 +34,7 @@ class Failure:
     """One way a case fails: the clause it violates, the kind of problem, and why."""
 
     clause: str
-    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, or the outcome (crash, ...)
+    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, nondeterministic, or the outcome (crash, ...)
     message: str
 
 
@@ -117,25 +117,53 @@ def _deciding(expectation: Expectation) -> str:
     return ordered[0].id
 
 
-def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
-    """Sharpen the blame for a failed valid case by asking the implementation once more:
-    if the same input passes with every default written out, the defaults clause is violated;
-    if it passes with the equivalent non-negative axis, the axis clause; zero-size inputs
+def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation, call: Call) -> Failure:
+    """Sharpen the blame for a failed valid case by asking the implementation again. First the
+    same call: an implementation that answers it differently is nondeterministic on this input
+    (the failure stays on the clause the wrong answer violates), and no variant may move the
+    blame. Only then the variants: if the input passes with every default written out, the
+    defaults clause is violated; if with the equivalent non-negative axis, the axis clause. A
+    passing variant is asked twice, so that a flaky answer cannot pass for it. Zero-size inputs
     point at the zero-size clause."""
-    def passes(attributes: Mapping[str, int]) -> bool:
-        reply = call(case.data, attributes)
-        return reply.status == "ok" and verify(vspec, expect(vspec, case.data, attributes), case.data,
-                                               reply.value, by_value=reply.by_value) is None
-
+    again = call(case.data, case.attributes)
+    if not _same(reply, again):
+        return _nondeterministic(first, "this call", reply, again)
     explicit = {**vspec.effective(case.attributes), **case.attributes}
-    if explicit != dict(case.attributes) and passes(explicit):
-        return vspec.clause_for_check("defaults").id, "the same input passes with the defaults written out"
     axis = explicit.get("axis", 0)
-    if axis < 0 and passes({**case.attributes, "axis": axis % case.data.ndim}):
-        return vspec.clause_for_check("axis").id, f"the same input passes with axis={axis % case.data.ndim}"
+    variants = [("defaults", explicit, "the same input passes with the defaults written out")] \
+        if explicit != dict(case.attributes) else []
+    if axis < 0:
+        fixed = axis % case.data.ndim
+        variants.append(("axis", {**case.attributes, "axis": fixed}, f"the same input passes with axis={fixed}"))
+    for check, attributes, why in variants:
+        answer = call(case.data, attributes)
+        if answer.status != "ok" or verify(vspec, expect(vspec, case.data, attributes), case.data, answer.value,
+                                           by_value=answer.by_value) is not None:
+            continue
+        repeated = call(case.data, attributes)
+        if not _same(answer, repeated):
+            return _nondeterministic(first, f"the same input with {attributes}", answer, repeated)
+        return Failure(vspec.clause_for_check(check).id, first.problem, f"{first.message} ({why})")
     if case.data.size == 0 and vspec.has_check("zero-size"):
-        return vspec.clause_for_check("zero-size").id, "the input has a zero-size dimension"
-    return clause_id, ""
+        return Failure(vspec.clause_for_check("zero-size").id, first.problem,
+                       f"{first.message} (the input has a zero-size dimension)")
+    return Failure(first.clause.id, first.problem, first.message)
+
+
+def _nondeterministic(first: Violation, asked: str, answer: Reply, again: Reply) -> Failure:
+    return Failure(first.clause.id, "nondeterministic",
+                   f"{first.message}; {asked} was answered {_shown(answer)}, then {_shown(again)} when asked "
+                   f"again: the implementation answers the same call differently from one call to the next")
+
+
+def _shown(reply: Reply, limit: int = 12) -> str:
+    """An answer in a few words: dtype, shape and the first values, or the status and error."""
+    if reply.status != "ok":
+        return f"{reply.status}: {reply.error}"
+    value = np.asarray(reply.value)
+    flat = value.reshape(-1)
+    values = ", ".join(str(v) for v in flat[:limit].tolist()) + (", ..." if flat.size > limit else "")
+    return f"{value.dtype} {list(value.shape)} [{values}]"
 
 
 def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
@@ -156,10 +184,9 @@ def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation,
         return also
     first, *rest = found
     # A wrong output type is C2 whatever the input; other first violations may have a sharper cause.
-    clause_id, why = (first.clause.id, "") if first.problem == "dtype" else \
-        _reattribute(vspec, case, first.clause.id, call)
-    failures = [Failure(clause_id, first.problem, first.message + (f" ({why})" if why else ""))]
-    return failures + [Failure(v.clause.id, v.problem, v.message) for v in rest] + also
+    deciding = Failure(first.clause.id, first.problem, first.message) if first.problem == "dtype" else \
+        _reattribute(vspec, case, reply, first, call)
+    return [deciding] + [Failure(v.clause.id, v.problem, v.message) for v in rest] + also
 
 
 def declared_shape(vspec: VersionSpec, expectation: Expectation, declared: tuple | None) -> Violation | None:

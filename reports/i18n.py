@@ -89,6 +89,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "problem-crash": "crashed",
         "problem-timeout": "timed out",
         "problem-missing-rejection": "not rejected",
+        "problem-nondeterministic": "answers differ when asked again",
         "explain-not-a-minimum": "The returned index does not point at a smallest element of its slice.",
         "explain-wrong-tie": "Several elements share the minimum, and the index returned is not the one "
                              "select_last_index requires.",
@@ -98,6 +99,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "explain-unsupported": "The implementation refused a valid input as not supported (NotImplementedError).",
         "explain-error": "The implementation raised an error on a valid input.",
         "explain-crash": "The implementation's process died on this input.",
+        "explain-nondeterministic": "The answer is wrong, and the same call asked again was answered differently: "
+                                    "the implementation is nondeterministic on this input, so no other clause is "
+                                    "blamed for it.",
         "explain-timeout": "The implementation gave no answer within the time limit.",
         "explain-missing-rejection": "This input must be rejected, but the implementation computed a result.",
         "explain-other": "See what the implementation returned.",
@@ -349,6 +353,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "problem-crash": "當機",
         "problem-timeout": "逾時",
         "problem-missing-rejection": "未拒絕",
+        "problem-nondeterministic": "再次詢問時答案不同",
         "explain-not-a-minimum": "傳回的索引所指的元素不是其切片中的最小值。",
         "explain-wrong-tie": "多個元素同為最小值，而傳回的索引不是 select_last_index 所要求的那一個。",
         "explain-dtype": "輸出不是 int64 索引。",
@@ -357,6 +362,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "explain-unsupported": "實作以不支援為由（NotImplementedError）拒絕了有效的輸入。",
         "explain-error": "實作對有效的輸入回報錯誤。",
         "explain-crash": "實作的行程在此輸入上終止。",
+        "explain-nondeterministic": "答案錯誤，且同一呼叫再次詢問時得到不同答案：實作在此輸入上的結果不確定，因此不歸咎於其他條款。",
         "explain-timeout": "實作未在時間上限內給出結果。",
         "explain-missing-rejection": "此輸入必須被拒絕，實作卻計算出結果。",
         "explain-other": "請見實作實際傳回的內容。",
