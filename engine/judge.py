@@ -11,6 +11,7 @@ import numpy as np
 from generators import Case
 from results import CaseResult, CensusRecord, Counterexample, Example
 from results.digest import answer_digest, input_digest
+from results.records import SAME_PROCESS
 from results.tensors import to_tensor
 from spec import VersionSpec
 from spec.oracle import Expectation, Violation, expect, read, verify, violations
@@ -27,6 +28,9 @@ _CENSUS_STATUS = {"ok": "returned", "oversize": "returned", "raised": "raised", 
                   "crash": "crash", "timeout": "timeout"}
 
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
+# The census's second ask of a case: the reply, and where it was asked (results.records
+# ANOTHER_PROCESS or SAME_PROCESS).
+Again = Callable[[], tuple[Reply, str]]
 
 
 @dataclass(frozen=True)
@@ -202,14 +206,17 @@ def declared_shape(vspec: VersionSpec, expectation: Expectation, declared: tuple
                      f"the compiled model declares the output shape {shown}, expected {list(expected)}")
 
 
-def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:
+def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
+          again: Again | None = None) -> Judgement:
     """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
-    implementation: to sharpen the blame for a failure, and to see whether a census answer
-    is the same when asked again."""
+    implementation, to sharpen the blame for a failure; ``again`` asks a census input a second
+    time, to see whether its answer is the same (by default through ``call``, in the same
+    process)."""
     expectation = expect(vspec, case.data, case.attributes)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
-        records = _census_records(vspec, case, expectation, reply, call)
+        again = again or (lambda: (call(case.data, case.attributes), SAME_PROCESS))
+        records = _census_records(vspec, case, expectation, reply, again)
         return Judgement(case, reply, _result(case, suite, "undefined", "observed", ids, [], reply, ids[0]), records,
                          [])
     if expectation.kind == "rejection":
@@ -255,20 +262,24 @@ def _indices(reply: Reply) -> np.ndarray | None:
 
 
 def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
-                    call: Call) -> list[CensusRecord]:
-    """One record per undefined clause the input falls under. The input is asked a second time
-    (unless the first ask crashed or hung): an implementation whose answers to one input differ
-    follows no policy, whatever the answers look like."""
-    deterministic = _same(reply, call(case.data, case.attributes)) if reply.status not in ("crash", "timeout") \
-        else None
+                    again: Again) -> list[CensusRecord]:
+    """One record per undefined clause the input falls under. The input is asked a second time,
+    in another worker process where there is one (unless the first ask crashed or hung): an
+    implementation whose answers to one input differ follows no policy, whatever the answers
+    look like, and one that answers from uninitialised memory differs between processes."""
+    deterministic, where = None, None
+    if reply.status not in ("crash", "timeout"):
+        second, where = again()
+        deterministic = _same(reply, second)
+    flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, _indices(reply)))
     return [_census(case, clause.id, reply,
                     census.policies(vspec, clause, case.data, case.attributes, reply.status, _indices(reply)),
-                    census.group(vspec, clause, case.data, case.attributes), deterministic)
+                    census.group(vspec, clause, case.data, case.attributes), deterministic, where, flags)
             for clause in expectation.clauses]
 
 
 def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | None = None,
-            deterministic: bool | None = True) -> CensusRecord:
+            deterministic: bool | None = True, again: str | None = None, flags: tuple[str, ...] = ()) -> CensusRecord:
     small = case.data.size <= CENSUS_EXAMPLE_LIMIT
     if reply.status != "ok":
         observed = f"{reply.status}: {reply.error}"
@@ -277,7 +288,7 @@ def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | 
     return CensusRecord(version=case.version, type_name=case.type_name, topic=topic,
                         input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
                         observed=observed, fits=fits, status=_CENSUS_STATUS[reply.status], group=group,
-                        deterministic=deterministic)
+                        deterministic=deterministic, again=again, flags=list(flags))
 
 
 def _tie_census(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:

@@ -112,6 +112,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy-first": "first minimum",
         "policy-last": "last minimum",
         "policy-counts-from-end": "counts from the end",
+        "policy-nan-first-only": "NaN wins only at index 0 of its slice, elsewhere it is ignored",
+        "policy-raises-on-empty-axis": "raises when the reduced axis is empty, computes otherwise",
+        "policy-no-listed-policy": "deterministic, no listed policy",
         "policy-as": "read as {attribute}={value}",
         "version": "Version",
         "type": "Type",
@@ -188,7 +191,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy": "Policy",
         "per-type": "Per type",
         "census-note": "The standard leaves these inputs undefined. The observed policy is what every observation "
-                       "is consistent with.",
+                       "is consistent with. Each input is asked a second time, in another worker process: an answer "
+                       "that changes follows no policy. Warnings here are never violations.",
+        "asked-same-process": "Each input was asked twice in the same process (the run had no worker process): "
+                              "answers that differ between processes, as uninitialised memory does, cannot show here.",
+        "answer-differs-between-processes": "asked in another worker process, the same input got another answer",
+        "flag-not-an-index": "not an index",
+        "flag-wrong-shape": "wrong shape",
+        "warning-differs-between-processes": "The same input, asked in two worker processes, got different answers "
+                                             "({n} time(s)): most likely uninitialised memory. No policy can be read "
+                                             "from them.",
+        "warning-not-an-index": "{n} answer(s) hold a value that is no index of the input: below 0 or past the end "
+                                "of the reduced axis (where that axis is empty, any value is).",
+        "warning-wrong-shape": "{n} answer(s) have a shape that no reading of the input and its attributes gives.",
         "coverage-note": "Partitions are the tags of the generated cases, with every attribute value outside its "
                          "accepted set counted as one partition. A partition is possible for a version and type "
                          "when this run reached it, at that version, for a type of the same family that is "
@@ -362,7 +377,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "explain-unsupported": "實作以不支援為由（NotImplementedError）拒絕了有效的輸入。",
         "explain-error": "實作對有效的輸入回報錯誤。",
         "explain-crash": "實作的行程在此輸入上終止。",
-        "explain-nondeterministic": "答案錯誤，且同一呼叫再次詢問時得到不同答案：實作在此輸入上的結果不確定，因此不歸咎於其他條款。",
+        "explain-nondeterministic": "答案錯誤，且同一呼叫再次詢問時得到不同答案：實作在此輸入上的結果不確定，"
+                                    "因此不歸咎於其他條款。",
         "explain-timeout": "實作未在時間上限內給出結果。",
         "explain-missing-rejection": "此輸入必須被拒絕，實作卻計算出結果。",
         "explain-other": "請見實作實際傳回的內容。",
@@ -373,6 +389,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy-first": "第一個最小值",
         "policy-last": "最後一個最小值",
         "policy-counts-from-end": "由末端起算",
+        "policy-nan-first-only": "NaN 只在位於切片索引 0 時勝出，其他位置則忽略",
+        "policy-raises-on-empty-axis": "約簡軸為空時回報錯誤，否則正常計算",
+        "policy-no-listed-policy": "結果固定，但不屬於任何列出的策略",
         "policy-as": "視同 {attribute}={value}",
         "version": "版本",
         "type": "型別",
@@ -439,7 +458,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "answer-changed": "同一輸入再次詢問時得到不同答案",
         "policy": "策略",
         "per-type": "各型別",
-        "census-note": "標準未定義這些輸入的行為。觀察到的策略是所有觀察結果皆符合的策略。",
+        "census-note": "標準未定義這些輸入的行為。觀察到的策略是所有觀察結果皆符合的策略。每個輸入都會在另一個"
+                       "工作行程中再詢問一次：答案改變者不屬於任何策略。此處的警告一律不算違規。",
+        "asked-same-process": "每個輸入都在同一行程中詢問兩次（本次執行未使用工作行程）：不同行程間才會出現的答案差異"
+                              "（例如未初始化的記憶體）在此無法看出。",
+        "answer-differs-between-processes": "在另一個工作行程中詢問同一輸入時得到不同答案",
+        "flag-not-an-index": "不是索引",
+        "flag-wrong-shape": "形狀錯誤",
+        "warning-differs-between-processes": "同一輸入在兩個工作行程中得到不同答案（{n} 次）：很可能是未初始化的"
+                                             "記憶體。無法從中讀出任何策略。",
+        "warning-not-an-index": "{n} 個答案含有不可能是此輸入索引的值：小於 0 或超出約簡軸的長度（約簡軸為空時，任何值"
+                                "皆然）。",
+        "warning-wrong-shape": "{n} 個答案的形狀不符合此輸入與其屬性的任何解讀。",
         "coverage-note": "分割即產生案例時的標籤；屬性值超出可接受集合時一律算作同一個分割。若本次執行在同一版本中，"
                          "於同一型別家族、且同樣屬於或不屬於 T 的任一型別涵蓋了某分割，該分割即視為可涵蓋；特殊值"
                          "（次正規數、型別本身的極值或繞道值）只對持有它的型別可涵蓋。語意、拒絕與普查案例分開計"

@@ -74,15 +74,6 @@ def test_refused_types_stay_out_of_the_census_and_out_of_the_output_clauses() ->
         assert rows["C1"]["not_exercised"] == []
 
 
-def test_random_answers_on_empty_axes_are_nondeterministic_and_still_conformant() -> None:
-    raw, document = report("zoo.correct:random_on_empty_axis", "12,13", "float,int32")
-    assert set(verdicts(raw.results, (12, 13)).values()) == {"conformant"}
-    for version in (12, 13):
-        empty_axis, = census_of(document, version, "C15")
-        assert empty_axis["nondeterministic"] > 0 and not empty_axis["coherent"]
-        assert "nondeterministic" in empty_axis["warnings"]
-
-
 def test_aborting_on_v1_negative_axes_is_a_crash_in_the_census_and_still_conformant() -> None:
     raw, document = report("zoo.faulty:abort_on_v1_negative_axis", "1", "float,int8", isolation="process")
     assert verdicts(raw.results, (1,)) == {1: "conformant"}
