@@ -115,6 +115,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy-nan-first-only": "NaN wins only at index 0",
         "policy-raises-on-empty-axis": "raises exactly on an empty axis",
         "policy-no-listed-policy": "deterministic, no listed policy",
+        "policy-note-nan-first-only": "NaN wins only at index 0: a NaN at index 0 of a slice is its answer, and NaN "
+                                      "anywhere else is skipped (a scan that starts from the first element and moves "
+                                      "only to a smaller one).",
+        "policy-note-raises-on-empty-axis": "Raises exactly on an empty axis: an empty input whose reduced axis is "
+                                            "empty raises an error; one that is empty along another axis gets its "
+                                            "empty result.",
+        "policy-note-no-listed-policy": "Deterministic, no listed policy: every answer was the same when asked again, "
+                                        "but some fit none of the policies listed here; the examples below show them.",
         "policy-as": "read as {attribute}={value}",
         "version": "Version",
         "type": "Type",
@@ -392,6 +400,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy-nan-first-only": "NaN 只在索引 0 時勝出",
         "policy-raises-on-empty-axis": "恰在約簡軸為空時回報錯誤",
         "policy-no-listed-policy": "結果固定，非列出的策略",
+        "policy-note-nan-first-only": "NaN 只在索引 0 時勝出：切片索引 0 的 NaN 即為其答案，其他位置的 NaN 則略過"
+                                      "（從第一個元素開始掃描、只移往更小值的做法）。",
+        "policy-note-raises-on-empty-axis": "恰在約簡軸為空時回報錯誤：約簡軸為空的空輸入回報錯誤；只在其他軸為空的"
+                                            "空輸入則得到空的結果。",
+        "policy-note-no-listed-policy": "結果固定，非列出的策略：每個答案再次詢問時皆相同，但部分答案不符合此處列出的"
+                                        "任何策略；下方的範例列出這些答案。",
         "policy-as": "視同 {attribute}={value}",
         "version": "版本",
         "type": "型別",
