@@ -32,6 +32,7 @@ from .isolation import Call, Reply, Runner
 from .judge import Failure, Judgement, judge
 from .minimize import minimize
 from .options import Settings
+from .plugins import UsageError
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost
@@ -79,7 +80,7 @@ class Session:
         self.settings = settings
         self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
                                        memory_limit=settings.memory_limit)
-        self._census_runner: Runner | None = None  # the census's second asks: another worker process
+        self._census_runner: Runner | None = None  # the census's second asks (another worker process): _second
         self.stream = stream
         self.results: list[CaseResult] = []
         self.census: list[CensusRecord] = []
@@ -155,19 +156,26 @@ class Session:
 
     def _second(self) -> Runner:
         """Where a census input is asked the second time: a second worker process, started on
-        first use (only census tests need it), or the one runner with --isolation none."""
-        if self.runner.isolation == "none":
-            return self.runner
+        first use (only census tests need it); the one runner with --isolation none, or where the
+        implementation does not load a second time (a device one process holds, say)."""
         if self._census_runner is None:
-            self._census_runner = Runner(self.settings.impl, isolation=self.runner.isolation,
-                                         timeout=self.settings.timeout, memory_limit=self.settings.memory_limit)
+            self._census_runner = self.runner
+            if self.runner.isolation != "none":
+                second = Runner(self.settings.impl, isolation=self.runner.isolation, timeout=self.settings.timeout,
+                                memory_limit=self.settings.memory_limit)
+                try:
+                    second.load()
+                    self._census_runner = second
+                except UsageError:
+                    second.close()
         return self._census_runner
 
     def _again(self, case: Case) -> tuple[Reply, str]:
         """The census's second answer to ``case`` (asked ahead, or asked now) and where it was asked."""
         second = self._second()
-        reply = self.state.again.pop(case.key(), None) or self.call_many(
-            [(case.data, case.version, case.attributes, self.form)], second)[0]
+        reply = self.state.again.pop(case.key(), None)
+        if reply is None:
+            reply = self.call_many([(case.data, case.version, case.attributes, self.form)], second)[0]
         return reply, SAME_PROCESS if second is self.runner else ANOTHER_PROCESS
 
     def _asked(self, case: Case) -> Reply:
@@ -314,6 +322,6 @@ class Session:
     def close(self) -> None:
         self.runner.close()
         if self._census_runner is not None:
-            self._census_runner.close()
+            self._census_runner.close()  # the runner itself, or the second one
         if self.stream is not None:
             self.stream.close()

@@ -201,7 +201,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "census-note": "The standard leaves these inputs undefined. The observed policy is what every observation "
                        "is consistent with. Each input is asked a second time, in another worker process: an answer "
                        "that changes follows no policy. Warnings here are never violations.",
-        "asked-same-process": "Each input was asked twice in the same process (the run had no worker process): "
+        "asked-same-process": "Each input was asked twice in the same process (no second worker process): "
                               "answers that differ between processes, as uninitialised memory does, cannot show here.",
         "answer-differs-between-processes": "asked in another worker process, the same input got another answer",
         "flag-not-an-index": "not an index",
@@ -474,7 +474,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "per-type": "各型別",
         "census-note": "標準未定義這些輸入的行為。觀察到的策略是所有觀察結果皆符合的策略。每個輸入都會在另一個"
                        "工作行程中再詢問一次：答案改變者不屬於任何策略。此處的警告一律不算違規。",
-        "asked-same-process": "每個輸入都在同一行程中詢問兩次（本次執行未使用工作行程）：不同行程間才會出現的答案差異"
+        "asked-same-process": "每個輸入都在同一行程中詢問兩次（沒有第二個工作行程）：不同行程間才會出現的答案差異"
                               "（例如未初始化的記憶體）在此無法看出。",
         "answer-differs-between-processes": "在另一個工作行程中詢問同一輸入時得到不同答案",
         "flag-not-an-index": "不是索引",

@@ -205,3 +205,9 @@ def test_onnxruntimes_nan_and_empty_input_rules_at_argmin_11_are_named_not_incoh
         assert entry["coherent"] and "incoherent" not in entry["warnings"], entry["warnings"]
         assert entry["policy"] == [policy] and entry["asked_again"] == ANOTHER_PROCESS
         assert not any(t["policy"] == [NO_LISTED_POLICY] for t in entry["types"])
+
+
+def test_an_implementation_that_loads_in_one_process_only_is_asked_again_in_that_process() -> None:
+    _, document = _document("tests/impls/plugin_exclusive.py:argmin", "13", "float,uint8", "process")
+    assert {c["asked_again"] for c in document["census"] if c["asked_again"]} == {SAME_PROCESS}
+    assert not any("differs-between-processes" in c["warnings"] for c in document["census"])
