@@ -271,9 +271,10 @@ def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, re
     if reply.status not in ("crash", "timeout"):
         second, where = again()
         deterministic = _same(reply, second)
-    flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, _indices(reply)))
+    indices = _indices(reply)
+    flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, indices))
     return [_census(case, clause.id, reply,
-                    census.policies(vspec, clause, case.data, case.attributes, reply.status, _indices(reply)),
+                    census.policies(vspec, clause, case.data, case.attributes, reply.status, indices),
                     census.group(vspec, clause, case.data, case.attributes), deterministic, where, flags)
             for clause in expectation.clauses]
 
