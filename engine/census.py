@@ -3,7 +3,11 @@
 Each observation gets the list of named policies it is consistent with. The report intersects
 them per topic and type: an implementation that follows one policy keeps it; one whose answers
 fit no single policy gets a visible warning. Policies are read from the index values alone, so
-an answer in the wrong integer type (a C2 failure, judged elsewhere) still shows its policy."""
+an answer in the wrong integer type (a C2 failure, judged elsewhere) still shows its policy.
+
+Apart from policies, an answer can be flagged (``flags``): a shape no reading of the input
+gives, or a value that cannot index the input (any value, where the reduced axis is empty).
+Flags are census warnings, never violations."""
 
 from __future__ import annotations
 
@@ -15,6 +19,12 @@ from spec import Clause, VersionSpec
 from spec.oracle import argmin, order_keys
 
 RAISED, RETURNED = "raised", "returned"
+# NaN at index 0 of a slice is its answer; anywhere else NaN is skipped (a loop that starts from
+# the first element and moves on only to a smaller one: onnxruntime's rule).
+NAN_FIRST_ONLY = "nan-first-only"
+# On an empty input (ArgMin-11): raises exactly when the reduced axis is empty, computes otherwise.
+RAISES_ON_EMPTY_AXIS = "raises-on-empty-axis"
+WRONG_SHAPE, NOT_AN_INDEX = "wrong-shape", "not-an-index"
 
 
 def _slices(data: np.ndarray, index: np.ndarray, axis: int, keepdims: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -25,17 +35,20 @@ def _slices(data: np.ndarray, index: np.ndarray, axis: int, keepdims: bool) -> t
 
 
 def _nan_policies(data: np.ndarray, answer: np.ndarray, axis: int, keepdims: bool, tie: str) -> list[str]:
-    """Which NaN policies the answer fits: NaN counted as the smallest value, or NaN skipped.
-    ``tie`` (first, last or any) is the tie rule in force for the version and attributes."""
+    """Which NaN policies the answer fits: NaN counted as the smallest value, NaN skipped, or
+    NaN the answer only at index 0 of its slice and skipped elsewhere. ``tie`` (first, last or
+    any) is the tie rule in force for the version and attributes."""
     rows, picked = _slices(data, answer, axis, keepdims)
     nan = np.isnan(rows)
     keys = order_keys(rows)
     fits = []
-    for policy in ("nan-is-min", "nan-ignored"):
+    for policy in ("nan-is-min", "nan-ignored", NAN_FIRST_ONLY):
         ok = True
         for row, is_nan, key, index in zip(rows, nan, keys, picked, strict=True):
             if policy == "nan-is-min" and is_nan.any():
                 allowed = np.flatnonzero(is_nan)
+            elif policy == NAN_FIRST_ONLY and is_nan[0]:
+                allowed = np.array([0])
             elif policy == "nan-ignored" and is_nan.all():
                 allowed = np.arange(row.size)  # nothing left to compare: any index fits
             else:
@@ -78,7 +91,8 @@ def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Ma
     if status == "oversize":
         return [] if nan_topic else [RETURNED]
     if status == "raised":
-        return [RAISED]
+        return [RAISED] + ([RAISES_ON_EMPTY_AXIS] if _empty_input_topic(topic) and _empty_axis(vspec, data, attributes)
+                           else [])
     if status != "ok":
         return []
     attrs = vspec.effective(attributes)
@@ -98,6 +112,9 @@ def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Ma
     value = _indices(value)
     if value is None:
         return fits
+    if _empty_input_topic(topic) and not _empty_axis(vspec, data, attributes) and \
+            value.shape in output_shapes(vspec, data, attributes):
+        fits.append(RAISES_ON_EMPTY_AXIS)  # computed: an empty answer of the right shape
     readings = {
         "attribute_outside_values": lambda: _as_other_value(vspec, topic, data, attrs, value),
         "axis_below_range": lambda: _as_counted_from_end(data, attrs, value),
@@ -106,6 +123,54 @@ def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Ma
     if condition in readings:
         fits += readings[condition]()
     return fits
+
+
+def _empty_input_topic(topic: Clause) -> bool:
+    """ArgMin-11's topic of every empty input, whichever axis is empty."""
+    return bool(topic.when) and "size" in topic.when
+
+
+def _axes(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) -> list[int]:
+    """The axes the answer may reduce: the one the attributes name, or, where the axis is outside
+    the version's range (ArgMin-1's negative axes), any axis of the input."""
+    axis, accepted = vspec.effective(attributes)["axis"], vspec.attributes["axis"].range
+    low, high = accepted.bounds(data.ndim) if accepted else (-data.ndim, data.ndim - 1)
+    return [axis % data.ndim] if data.ndim and low <= axis <= high else list(range(data.ndim))
+
+
+def _empty_axis(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) -> bool:
+    return any(data.shape[axis] == 0 for axis in _axes(vspec, data, attributes))
+
+
+def output_shapes(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int]) -> set[tuple[int, ...]]:
+    """The output shapes a reading of the input gives: the reduced axis kept as 1 or dropped, as
+    keepdims says (either, for a keepdims outside {0, 1}), along each axis the answer may reduce;
+    () or (1,) for a rank-0 input."""
+    keepdims = vspec.effective(attributes)["keepdims"]
+    kept = (bool(keepdims),) if keepdims in (0, 1) else (False, True)
+    if data.ndim == 0:
+        return {(), (1,)}
+    return {tuple(1 if i == axis else n for i, n in enumerate(data.shape)) if keep else
+            tuple(n for i, n in enumerate(data.shape) if i != axis)
+            for axis in _axes(vspec, data, attributes) for keep in kept}
+
+
+def flags(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int], status: str,
+          value: np.ndarray | None) -> list[str]:
+    """What is wrong with an answer to an undefined input whatever the policy: a shape no reading
+    of the input gives (an oversize answer included), or an index outside [0, n-1] of the axis
+    it may reduce (n = 0 on an empty reduced axis, where no index is possible). Answers without
+    integers are left to the output-type clause."""
+    if status == "oversize":
+        return [WRONG_SHAPE]
+    value = _indices(value) if status == "ok" else None
+    if value is None:
+        return []
+    found = [] if value.shape in output_shapes(vspec, data, attributes) else [WRONG_SHAPE]
+    lengths = [data.shape[axis] for axis in _axes(vspec, data, attributes)] or [1]  # a rank-0 input: index 0
+    if value.size and ((value < 0) | (value >= max(lengths))).any():
+        found.append(NOT_AN_INDEX)
+    return found
 
 
 def _matches(value: np.ndarray, expected: np.ndarray) -> bool:

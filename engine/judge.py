@@ -11,6 +11,7 @@ import numpy as np
 from generators import Case
 from results import CaseResult, CensusRecord, Counterexample, Example
 from results.digest import answer_digest, input_digest
+from results.records import SAME_PROCESS
 from results.tensors import to_tensor
 from spec import VersionSpec
 from spec.oracle import Expectation, Violation, expect, read, verify, violations
@@ -27,6 +28,9 @@ _CENSUS_STATUS = {"ok": "returned", "oversize": "returned", "raised": "raised", 
                   "crash": "crash", "timeout": "timeout"}
 
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
+# The census's second ask of a case: the reply, and where it was asked (results.records
+# ANOTHER_PROCESS or SAME_PROCESS).
+Again = Callable[[], tuple[Reply, str]]
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Failure:
     """One way a case fails: the clause it violates, the kind of problem, and why."""
 
     clause: str
-    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, or the outcome (crash, ...)
+    problem: str  # dtype, shape, index-range, not-a-minimum, wrong-tie, nondeterministic, or the outcome (crash, ...)
     message: str
 
 
@@ -117,25 +121,53 @@ def _deciding(expectation: Expectation) -> str:
     return ordered[0].id
 
 
-def _reattribute(vspec: VersionSpec, case: Case, clause_id: str, call: Call) -> tuple[str, str]:
-    """Sharpen the blame for a failed valid case by asking the implementation once more:
-    if the same input passes with every default written out, the defaults clause is violated;
-    if it passes with the equivalent non-negative axis, the axis clause; zero-size inputs
+def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation, call: Call) -> Failure:
+    """Sharpen the blame for a failed valid case by asking the implementation again. First the
+    same call: an implementation that answers it differently is nondeterministic on this input
+    (the failure stays on the clause the wrong answer violates), and no variant may move the
+    blame. Only then the variants: if the input passes with every default written out, the
+    defaults clause is violated; if with the equivalent non-negative axis, the axis clause. A
+    passing variant is asked twice, so that a flaky answer cannot pass for it. Zero-size inputs
     point at the zero-size clause."""
-    def passes(attributes: Mapping[str, int]) -> bool:
-        reply = call(case.data, attributes)
-        return reply.status == "ok" and verify(vspec, expect(vspec, case.data, attributes), case.data,
-                                               reply.value, by_value=reply.by_value) is None
-
+    again = call(case.data, case.attributes)
+    if not _same(reply, again):
+        return _nondeterministic(first, "this call", reply, again)
     explicit = {**vspec.effective(case.attributes), **case.attributes}
-    if explicit != dict(case.attributes) and passes(explicit):
-        return vspec.clause_for_check("defaults").id, "the same input passes with the defaults written out"
     axis = explicit.get("axis", 0)
-    if axis < 0 and passes({**case.attributes, "axis": axis % case.data.ndim}):
-        return vspec.clause_for_check("axis").id, f"the same input passes with axis={axis % case.data.ndim}"
+    variants = [("defaults", explicit, "the same input passes with the defaults written out")] \
+        if explicit != dict(case.attributes) else []
+    if axis < 0:
+        fixed = axis % case.data.ndim
+        variants.append(("axis", {**case.attributes, "axis": fixed}, f"the same input passes with axis={fixed}"))
+    for check, attributes, why in variants:
+        answer = call(case.data, attributes)
+        if answer.status != "ok" or verify(vspec, expect(vspec, case.data, attributes), case.data, answer.value,
+                                           by_value=answer.by_value) is not None:
+            continue
+        repeated = call(case.data, attributes)
+        if not _same(answer, repeated):
+            return _nondeterministic(first, f"the same input with {attributes}", answer, repeated)
+        return Failure(vspec.clause_for_check(check).id, first.problem, f"{first.message} ({why})")
     if case.data.size == 0 and vspec.has_check("zero-size"):
-        return vspec.clause_for_check("zero-size").id, "the input has a zero-size dimension"
-    return clause_id, ""
+        return Failure(vspec.clause_for_check("zero-size").id, first.problem,
+                       f"{first.message} (the input has a zero-size dimension)")
+    return Failure(first.clause.id, first.problem, first.message)
+
+
+def _nondeterministic(first: Violation, asked: str, answer: Reply, again: Reply) -> Failure:
+    return Failure(first.clause.id, "nondeterministic",
+                   f"{first.message}; {asked} was answered {_shown(answer)}, then {_shown(again)} when asked "
+                   f"again: the implementation answers the same call differently from one call to the next")
+
+
+def _shown(reply: Reply, limit: int = 12) -> str:
+    """An answer in a few words: dtype, shape and the first values, or the status and error."""
+    if reply.status != "ok":
+        return f"{reply.status}: {reply.error}"
+    value = np.asarray(reply.value)
+    flat = value.reshape(-1)
+    values = ", ".join(str(v) for v in flat[:limit].tolist()) + (", ..." if flat.size > limit else "")
+    return f"{value.dtype} {list(value.shape)} [{values}]"
 
 
 def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
@@ -156,10 +188,9 @@ def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation,
         return also
     first, *rest = found
     # A wrong output type is C2 whatever the input; other first violations may have a sharper cause.
-    clause_id, why = (first.clause.id, "") if first.problem == "dtype" else \
-        _reattribute(vspec, case, first.clause.id, call)
-    failures = [Failure(clause_id, first.problem, first.message + (f" ({why})" if why else ""))]
-    return failures + [Failure(v.clause.id, v.problem, v.message) for v in rest] + also
+    deciding = Failure(first.clause.id, first.problem, first.message) if first.problem == "dtype" else \
+        _reattribute(vspec, case, reply, first, call)
+    return [deciding] + [Failure(v.clause.id, v.problem, v.message) for v in rest] + also
 
 
 def declared_shape(vspec: VersionSpec, expectation: Expectation, declared: tuple | None) -> Violation | None:
@@ -175,14 +206,17 @@ def declared_shape(vspec: VersionSpec, expectation: Expectation, declared: tuple
                      f"the compiled model declares the output shape {shown}, expected {list(expected)}")
 
 
-def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call) -> Judgement:
+def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
+          again: Again | None = None) -> Judgement:
     """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
-    implementation: to sharpen the blame for a failure, and to see whether a census answer
-    is the same when asked again."""
+    implementation, to sharpen the blame for a failure; ``again`` asks a census input a second
+    time, to see whether its answer is the same (by default through ``call``, in the same
+    process)."""
     expectation = expect(vspec, case.data, case.attributes)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
-        records = _census_records(vspec, case, expectation, reply, call)
+        again = again or (lambda: (call(case.data, case.attributes), SAME_PROCESS))
+        records = _census_records(vspec, case, expectation, reply, again)
         return Judgement(case, reply, _result(case, suite, "undefined", "observed", ids, [], reply, ids[0]), records,
                          [])
     if expectation.kind == "rejection":
@@ -228,20 +262,25 @@ def _indices(reply: Reply) -> np.ndarray | None:
 
 
 def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
-                    call: Call) -> list[CensusRecord]:
-    """One record per undefined clause the input falls under. The input is asked a second time
-    (unless the first ask crashed or hung): an implementation whose answers to one input differ
-    follows no policy, whatever the answers look like."""
-    deterministic = _same(reply, call(case.data, case.attributes)) if reply.status not in ("crash", "timeout") \
-        else None
+                    again: Again) -> list[CensusRecord]:
+    """One record per undefined clause the input falls under. The input is asked a second time,
+    in another worker process where there is one (unless the first ask crashed or hung): an
+    implementation whose answers to one input differ follows no policy, whatever the answers
+    look like, and one that answers from uninitialised memory differs between processes."""
+    deterministic, where = None, None
+    if reply.status not in ("crash", "timeout"):
+        second, where = again()
+        deterministic = _same(reply, second)
+    indices = _indices(reply)
+    flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, indices))
     return [_census(case, clause.id, reply,
-                    census.policies(vspec, clause, case.data, case.attributes, reply.status, _indices(reply)),
-                    census.group(vspec, clause, case.data, case.attributes), deterministic)
+                    census.policies(vspec, clause, case.data, case.attributes, reply.status, indices),
+                    census.group(vspec, clause, case.data, case.attributes), deterministic, where, flags)
             for clause in expectation.clauses]
 
 
 def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | None = None,
-            deterministic: bool | None = True) -> CensusRecord:
+            deterministic: bool | None = True, again: str | None = None, flags: tuple[str, ...] = ()) -> CensusRecord:
     small = case.data.size <= CENSUS_EXAMPLE_LIMIT
     if reply.status != "ok":
         observed = f"{reply.status}: {reply.error}"
@@ -250,7 +289,7 @@ def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | 
     return CensusRecord(version=case.version, type_name=case.type_name, topic=topic,
                         input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
                         observed=observed, fits=fits, status=_CENSUS_STATUS[reply.status], group=group,
-                        deterministic=deterministic)
+                        deterministic=deterministic, again=again, flags=list(flags))
 
 
 def _tie_census(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply) -> list[CensusRecord]:

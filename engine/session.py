@@ -25,12 +25,14 @@ import spec
 from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord
+from results.records import ANOTHER_PROCESS, SAME_PROCESS
 from results.stream import Writer
 
 from .isolation import Call, Reply, Runner
 from .judge import Failure, Judgement, judge
 from .minimize import minimize
 from .options import Settings
+from .plugins import UsageError
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost
@@ -65,6 +67,7 @@ class _TestState:
     current: tuple[Judgement, Failure] | None = None  # this search's failure, as first found
     seen: dict[Key, dict[str, Judgement]] = field(default_factory=dict)  # failing inputs per failure key
     prefetched: dict[str, list[Reply]] = field(default_factory=dict)  # input key -> answers asked ahead
+    again: dict[str, Reply] = field(default_factory=dict)  # census input key -> its second answer, asked ahead
     reported: list[str] = field(default_factory=list)  # one line per failure found, for pytest
     faults: int = 0
 
@@ -77,6 +80,7 @@ class Session:
         self.settings = settings
         self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
                                        memory_limit=settings.memory_limit)
+        self._census_runner: Runner | None = None  # the census's second asks (another worker process): _second
         self.stream = stream
         self.results: list[CaseResult] = []
         self.census: list[CensusRecord] = []
@@ -97,9 +101,10 @@ class Session:
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         return self.call_many([(data, version, attributes, self.form)])[0]
 
-    def call_many(self, calls: list[Call]) -> list[Reply]:
-        self.runner.timeout = self._timeout()
-        replies = self.runner.call_many(calls)
+    def call_many(self, calls: list[Call], runner: Runner | None = None) -> list[Reply]:
+        runner = runner or self.runner
+        runner.timeout = self._timeout()
+        replies = runner.call_many(calls)
         for reply in replies:
             if reply.status == "timeout":
                 self.timeouts += 1
@@ -120,8 +125,9 @@ class Session:
 
     def _prefetch(self, cases: Sequence[Case]) -> None:
         """Ask the implementation, in one batch, what judging ``cases`` will ask: each new input;
-        right after it its twin (a state bug shows only when the twin follows its case); and a
-        census input a second time (the census checks the answer does not change)."""
+        right after it its twin (a state bug shows only when the twin follows its case); then, in
+        a second batch, each census input a second time (the census checks the answer does not
+        change), in another worker process where there is one."""
         state = self.state
         if state.faults >= self._faults_allowed():
             return
@@ -131,7 +137,7 @@ class Session:
             if key in state.settled or key in state.prefetched:
                 continue
             state.prefetched[key] = []
-            planned += [case, case] if case.intent == "undefined" else [case]
+            planned.append(case)
             second = twin(case, key) if case.intent == "semantic" else None
             if second is not None and second.key() not in state.settled:
                 state.prefetched.setdefault(second.key(), [])
@@ -141,6 +147,36 @@ class Session:
         for case, reply in zip(planned, self.call_many([(c.data, c.version, c.attributes, self.form) for c in planned]),
                                strict=True):
             state.prefetched[case.key()].append(reply)
+        # Not where the first ask crashed or hung: the census does not ask those again.
+        census = [c for c in planned if c.intent == "undefined"
+                  and state.prefetched[c.key()][0].status not in ("crash", "timeout")]
+        if census:
+            replies = self.call_many([(c.data, c.version, c.attributes, self.form) for c in census], self._second())
+            state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
+
+    def _second(self) -> Runner:
+        """Where a census input is asked the second time: a second worker process, started on
+        first use (only census tests need it); the one runner with --isolation none, or where the
+        implementation does not load a second time (a device one process holds, say)."""
+        if self._census_runner is None:
+            self._census_runner = self.runner
+            if self.runner.isolation != "none":
+                second = Runner(self.settings.impl, isolation=self.runner.isolation, timeout=self.settings.timeout,
+                                memory_limit=self.settings.memory_limit)
+                try:
+                    second.load()
+                    self._census_runner = second
+                except UsageError:
+                    second.close()
+        return self._census_runner
+
+    def _again(self, case: Case) -> tuple[Reply, str]:
+        """The census's second answer to ``case`` (asked ahead, or asked now) and where it was asked."""
+        second = self._second()
+        reply = self.state.again.pop(case.key(), None)
+        if reply is None:
+            reply = self.call_many([(case.data, case.version, case.attributes, self.form)], second)[0]
+        return reply, SAME_PROCESS if second is self.runner else ANOTHER_PROCESS
 
     def _asked(self, case: Case) -> Reply:
         """The implementation's answer to ``case``: prefetched, or asked now."""
@@ -190,12 +226,12 @@ class Session:
             self.faults += 1
 
         def again(data: np.ndarray, attributes: Mapping[str, int]) -> Reply:
-            """The judge asks once more: the same input again (prefetched for the census) or a variant."""
+            """The judge asks once more, to sharpen a failure's blame: the same input again or a variant."""
             if data is case.data and attributes == case.attributes:
                 return self._asked(case)
             return self.call(data, case.version, attributes)
 
-        judgement = judge(spec.load(case.version), case, reply, suite, again)
+        judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
         state.settled[key] = judgement
         searching = state.current is None
@@ -285,5 +321,7 @@ class Session:
 
     def close(self) -> None:
         self.runner.close()
+        if self._census_runner is not None:
+            self._census_runner.close()  # the runner itself, or the second one
         if self.stream is not None:
             self.stream.close()

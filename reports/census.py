@@ -5,9 +5,15 @@ and group, what the implementation did, type by type.
   merged into another. Only returned and raised answers can make a policy.
 - Types the implementation refuses outright at that version (every valid input of the type
   answered NotImplementedError) are listed apart and never counted for or against a policy.
-- An input whose answer changed when it was asked again is nondeterministic: no policy.
-- A type is coherent when all its policy-bearing observations fit one named policy; the topic
-  is coherent when every type is and nothing was nondeterministic."""
+- An input whose answer changed when it was asked again (in a second worker process, where the
+  run had one) is nondeterministic: no policy.
+- A type follows a policy when all its policy-bearing observations fit one named policy. When
+  they are deterministic and each one that fits a named policy fits a common one, but some fit
+  none, the type follows a rule of its own: "no-listed-policy", shown with its examples. Only
+  answers that fit different named policies on inputs those policies tell apart are incoherent.
+- The topic is coherent when no type is incoherent and nothing was nondeterministic.
+- Answers flagged by the engine (a wrong shape, a value that cannot index the input) and answers
+  that differ between processes are warnings, never violations."""
 
 from __future__ import annotations
 
@@ -15,10 +21,19 @@ import math
 from collections import Counter, defaultdict
 
 from results import CaseResult, CensusRecord, RawRun
-from results.records import STATUSES
+from results.records import ANOTHER_PROCESS, SAME_PROCESS, STATUSES
 
 EXAMPLES_PER_TOPIC = 5
+NO_LISTED_EXAMPLES = 3  # observations shown first for a rule of its own
+NO_LISTED_POLICY = "no-listed-policy"
 _POLICY_STATUSES = ("returned", "raised")
+# Warnings about observations, in the order shown, each with the observations it counts.
+_OBSERVATION_WARNINGS = {
+    "differs-between-processes": lambda r: r.deterministic is False and r.again == ANOTHER_PROCESS,
+    "nondeterministic": lambda r: r.deterministic is False and r.again != ANOTHER_PROCESS,
+    "not-an-index": lambda r: "not-an-index" in r.flags,
+    "wrong-shape": lambda r: "wrong-shape" in r.flags,
+}
 
 
 def refused_types(results: list[CaseResult]) -> dict[int, list[str]]:
@@ -39,9 +54,25 @@ def _bears_policy(record: CensusRecord) -> bool:
 
 
 def _policy(records: list[CensusRecord]) -> list[str] | None:
-    """What every policy-bearing observation fits (None: there are none)."""
+    """How one type's observations read: the named policies every policy-bearing observation
+    fits; [NO_LISTED_POLICY] where those that fit a named policy share one but others fit none;
+    [] (incoherent) where they fit named policies that exclude each other; None where no
+    observation bears a policy."""
     bearing = [set(r.fits) for r in records if _bears_policy(r)]
-    return sorted(set.intersection(*bearing)) if bearing else None
+    if not bearing:
+        return None
+    named = [fits for fits in bearing if fits]
+    common = set.intersection(*named) if named else set()
+    if named and not common:
+        return []
+    return sorted(common) if len(named) == len(bearing) else [NO_LISTED_POLICY]
+
+
+def _asked_again(records: list[CensusRecord]) -> str | None:
+    """Where the topic's inputs were asked the second time: in another process, or (for any of
+    them) only in the same one; None where none was asked again."""
+    places = {r.again for r in records if r.again is not None}
+    return SAME_PROCESS if SAME_PROCESS in places else ANOTHER_PROCESS if places else None
 
 
 def _statuses(records: list[CensusRecord]) -> dict[str, int]:
@@ -51,13 +82,16 @@ def _statuses(records: list[CensusRecord]) -> dict[str, int]:
     return tally
 
 
-def _examples(records: list[CensusRecord]) -> list[CensusRecord]:
-    """A few observations: one per distinct (status, fitting policies, determinism) first, so an
-    incoherent topic shows the answers that disagree; small inputs first."""
+def _examples(records: list[CensusRecord], own_rule: set[str]) -> list[CensusRecord]:
+    """A few observations: for types with a rule of their own (``own_rule``), up to
+    NO_LISTED_EXAMPLES answers that fit no named policy; then one per distinct (status, fitting
+    policies, determinism, flags), so an incoherent topic shows the answers that disagree; small
+    inputs first."""
     records = sorted(records, key=lambda r: math.prod(r.input.shape) if r.input else math.inf)
-    picked, kinds = [], set()
+    picked = [r for r in records if r.type_name in own_rule and _bears_policy(r) and not r.fits][:NO_LISTED_EXAMPLES]
+    kinds = {(r.status, frozenset(r.fits), r.deterministic, frozenset(r.flags)) for r in picked}
     for record in records:
-        kind = (record.status, frozenset(record.fits), record.deterministic)
+        kind = (record.status, frozenset(record.fits), record.deterministic, frozenset(record.flags))
         if kind not in kinds:
             kinds.add(kind)
             picked.append(record)
@@ -80,31 +114,35 @@ def entries(run: RawRun, tensor, find_clause) -> list[dict]:
         by_type: dict[str, list[CensusRecord]] = defaultdict(list)
         for record in counted:
             by_type[record.type_name].append(record)
-        types = []
-        for type_name, mine in sorted(by_type.items()):
-            policy = _policy(mine)
-            types.append({"type": type_name, "records": len(mine), "statuses": _statuses(mine),
-                          "nondeterministic": sum(r.deterministic is False for r in mine),
-                          "policy": policy or [], "coherent": policy is None or bool(policy)})
+        per_type = {type_name: _policy(mine) for type_name, mine in sorted(by_type.items())}
+        types = [{"type": type_name, "records": len(by_type[type_name]), "statuses": _statuses(by_type[type_name]),
+                  "nondeterministic": sum(r.deterministic is False for r in by_type[type_name]),
+                  "policy": policy or [], "coherent": policy is None or bool(policy)}
+                 for type_name, policy in per_type.items()]
+        read = [set(policy) for policy in per_type.values() if policy is not None]
+        overall = sorted(set.intersection(*read)) if read else None
         nondeterministic = sum(r.deterministic is False for r in counted)
-        overall = _policy(counted)
         statuses = _statuses(records)
-        warnings = [w for w, on in (("nondeterministic", nondeterministic > 0),
-                                    ("incoherent", any(not t["coherent"] for t in types)),
-                                    ("crashes", statuses["crash"] + statuses["timeout"] > 0)) if on]
+        flagged = {name: n for name, applies in _OBSERVATION_WARNINGS.items()
+                   if (n := sum(1 for r in counted if applies(r)))}
+        warnings = [*flagged] + [w for w, on in (("incoherent", any(not t["coherent"] for t in types)),
+                                                 ("crashes", statuses["crash"] + statuses["timeout"] > 0)) if on]
         clause = find_clause(version, topic)
         fits = Counter(f for r in counted if _bears_policy(r) for f in set(r.fits))
+        own_rule = {type_name for type_name, policy in per_type.items() if policy == [NO_LISTED_POLICY]}
         out.append({
             "version": version, "topic": topic, "group": group, "title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {},
             "records": len(records), "statuses": statuses, "nondeterministic": nondeterministic,
             "refused_types": apart, "types": types, "policy": overall or [],
             "coherent": overall is not None and nondeterministic == 0 and all(t["coherent"] for t in types),
-            "warnings": warnings, "fits": dict(sorted(fits.items())),
+            "warnings": warnings, "flagged": flagged, "asked_again": _asked_again(counted),
+            "fits": dict(sorted(fits.items())),
             "fits_nothing": sum(1 for r in counted if _bears_policy(r) and not r.fits),
             "examples": [{"type": r.type_name, "input": tensor(r.input), "observed": tensor(r.observed),
                           "attributes": {str(k): v for k, v in r.attributes.items()}, "fits": sorted(r.fits),
-                          "status": r.status, "deterministic": r.deterministic}
-                         for r in _examples(records)],
+                          "status": r.status, "deterministic": r.deterministic, "again": r.again,
+                          "flags": sorted(r.flags)}
+                         for r in _examples(records, own_rule)],
         })
     return out

@@ -62,6 +62,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "flag-nondeterministic": "nondeterministic",
         "flag-incoherent": "incoherent",
         "flag-crashes": "crashes",
+        "flag-differs-between-processes": "differs between processes",
         "role-headline": "Failures",
         "role-strictness": "Invalid models computed (strictness, not a failure)",
         "role-scope": "Types not implemented (scope, not a failure)",
@@ -131,6 +132,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "problem-crash": "crashed",
         "problem-timeout": "timed out",
         "problem-missing-rejection": "not rejected",
+        "problem-nondeterministic": "answers differ when asked again",
         "explain-not-a-minimum": "The returned index does not point at a smallest element of its slice.",
         "explain-wrong-tie": "Several elements share the minimum, and the index returned is not the one "
                              "select_last_index requires.",
@@ -140,6 +142,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "explain-unsupported": "The implementation refused a valid input as not supported (NotImplementedError).",
         "explain-error": "The implementation raised an error on a valid input.",
         "explain-crash": "The implementation's process died on this input.",
+        "explain-nondeterministic": "The answer is wrong, and the same call asked again was answered differently: "
+                                    "the implementation is nondeterministic on this input, so no other clause is "
+                                    "blamed for it.",
         "explain-timeout": "The implementation gave no answer within the time limit.",
         "explain-missing-rejection": "This input must be rejected, but the implementation computed a result.",
         "explain-other": "See what the implementation returned.",
@@ -150,6 +155,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy-first": "first minimum",
         "policy-last": "last minimum",
         "policy-counts-from-end": "counts from the end",
+        "policy-nan-first-only": "NaN wins only at index 0",
+        "policy-raises-on-empty-axis": "raises exactly on an empty axis",
+        "policy-no-listed-policy": "deterministic, no listed policy",
+        "policy-note-nan-first-only": "NaN wins only at index 0: a NaN at index 0 of a slice is its answer, and NaN "
+                                      "anywhere else is skipped (a scan that starts from the first element and moves "
+                                      "only to a smaller one).",
+        "policy-note-raises-on-empty-axis": "Raises exactly on an empty axis: an empty input whose reduced axis is "
+                                            "empty raises an error; one that is empty along another axis gets its "
+                                            "empty result.",
+        "policy-note-no-listed-policy": "Deterministic, no listed policy: every answer was the same when asked again, "
+                                        "but some fit none of the policies listed here; the examples below show them.",
         "policy-as": "read as {attribute}={value}",
         "version": "Version",
         "type": "Type",
@@ -226,7 +242,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy": "Policy",
         "per-type": "Per type",
         "census-note": "The standard leaves these inputs undefined. The observed policy is what every observation "
-                       "is consistent with.",
+                       "is consistent with. Each input is asked a second time, in another worker process: an answer "
+                       "that changes follows no policy. Warnings here are never violations.",
+        "asked-same-process": "Each input was asked twice in the same process (no second worker process): "
+                              "answers that differ between processes, as uninitialised memory does, cannot show here.",
+        "answer-differs-between-processes": "asked in another worker process, the same input got another answer",
+        "flag-not-an-index": "not an index",
+        "flag-wrong-shape": "wrong shape",
+        "warning-differs-between-processes": "The same input, asked in two worker processes, got different answers "
+                                             "({n} time(s)): most likely uninitialised memory. No policy can be read "
+                                             "from them.",
+        "warning-not-an-index": "{n} answer(s) hold a value that is no index of the input: below 0 or past the end "
+                                "of the reduced axis (where that axis is empty, any value is).",
+        "warning-wrong-shape": "{n} answer(s) have a shape that no reading of the input and its attributes gives.",
         "coverage-note": "Partitions are the tags of the generated cases, with every attribute value outside its "
                          "accepted set counted as one partition. A partition is possible for a version and type "
                          "when this run reached it, at that version, for a type of the same family that is "
@@ -371,6 +399,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "flag-nondeterministic": "結果不固定",
         "flag-incoherent": "不一致",
         "flag-crashes": "當機",
+        "flag-differs-between-processes": "不同行程答案不同",
         "role-headline": "失敗",
         "role-strictness": "被計算的無效模型（嚴格程度，不算失敗）",
         "role-scope": "未實作的型別（範圍，不算失敗）",
@@ -440,6 +469,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "problem-crash": "當機",
         "problem-timeout": "逾時",
         "problem-missing-rejection": "未拒絕",
+        "problem-nondeterministic": "再次詢問時答案不同",
         "explain-not-a-minimum": "傳回的索引所指的元素不是其切片中的最小值。",
         "explain-wrong-tie": "多個元素同為最小值，而傳回的索引不是 select_last_index 所要求的那一個。",
         "explain-dtype": "輸出不是 int64 索引。",
@@ -448,6 +478,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "explain-unsupported": "實作以不支援為由（NotImplementedError）拒絕了有效的輸入。",
         "explain-error": "實作對有效的輸入回報錯誤。",
         "explain-crash": "實作的行程在此輸入上終止。",
+        "explain-nondeterministic": "答案錯誤，且同一呼叫再次詢問時得到不同答案：實作在此輸入上的結果不確定，"
+                                    "因此不歸咎於其他條款。",
         "explain-timeout": "實作未在時間上限內給出結果。",
         "explain-missing-rejection": "此輸入必須被拒絕，實作卻計算出結果。",
         "explain-other": "請見實作實際傳回的內容。",
@@ -458,6 +490,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "policy-first": "第一個最小值",
         "policy-last": "最後一個最小值",
         "policy-counts-from-end": "由末端起算",
+        "policy-nan-first-only": "NaN 只在索引 0 時勝出",
+        "policy-raises-on-empty-axis": "恰在約簡軸為空時回報錯誤",
+        "policy-no-listed-policy": "結果固定，非列出的策略",
+        "policy-note-nan-first-only": "NaN 只在索引 0 時勝出：切片索引 0 的 NaN 即為其答案，其他位置的 NaN 則略過"
+                                      "（從第一個元素開始掃描、只移往更小值的做法）。",
+        "policy-note-raises-on-empty-axis": "恰在約簡軸為空時回報錯誤：約簡軸為空的空輸入回報錯誤；只在其他軸為空的"
+                                            "空輸入則得到空的結果。",
+        "policy-note-no-listed-policy": "結果固定，非列出的策略：每個答案再次詢問時皆相同，但部分答案不符合此處列出的"
+                                        "任何策略；下方的範例列出這些答案。",
         "policy-as": "視同 {attribute}={value}",
         "version": "版本",
         "type": "型別",
@@ -524,7 +565,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "answer-changed": "同一輸入再次詢問時得到不同答案",
         "policy": "策略",
         "per-type": "各型別",
-        "census-note": "標準未定義這些輸入的行為。觀察到的策略是所有觀察結果皆符合的策略。",
+        "census-note": "標準未定義這些輸入的行為。觀察到的策略是所有觀察結果皆符合的策略。每個輸入都會在另一個"
+                       "工作行程中再詢問一次：答案改變者不屬於任何策略。此處的警告一律不算違規。",
+        "asked-same-process": "每個輸入都在同一行程中詢問兩次（沒有第二個工作行程）：不同行程間才會出現的答案差異"
+                              "（例如未初始化的記憶體）在此無法看出。",
+        "answer-differs-between-processes": "在另一個工作行程中詢問同一輸入時得到不同答案",
+        "flag-not-an-index": "不是索引",
+        "flag-wrong-shape": "形狀錯誤",
+        "warning-differs-between-processes": "同一輸入在兩個工作行程中得到不同答案（{n} 次）：很可能是未初始化的"
+                                             "記憶體。無法從中讀出任何策略。",
+        "warning-not-an-index": "{n} 個答案含有不可能是此輸入索引的值：小於 0 或超出約簡軸的長度（約簡軸為空時，任何值"
+                                "皆然）。",
+        "warning-wrong-shape": "{n} 個答案的形狀不符合此輸入與其屬性的任何解讀。",
         "coverage-note": "分割即產生案例時的標籤；屬性值超出可接受集合時一律算作同一個分割。若本次執行在同一版本中，"
                          "於同一型別家族、且同樣屬於或不屬於 T 的任一型別涵蓋了某分割，該分割即視為可涵蓋；特殊值"
                          "（次正規數、型別本身的極值或繞道值）只對持有它的型別可涵蓋。語意、拒絕與普查案例分開計"

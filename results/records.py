@@ -84,6 +84,9 @@ class CaseResult:
 # What an implementation did with a census input. Only "returned" and "raised" can make a
 # policy; "unsupported" (NotImplementedError), "crash" and "timeout" are reported as they are.
 STATUSES = ("returned", "raised", "unsupported", "crash", "timeout")
+# Where a census input was asked the second time: in a second worker process (an answer read
+# from uninitialised memory differs there), or in the same process (--isolation none).
+ANOTHER_PROCESS, SAME_PROCESS = "another-process", "same-process"
 
 
 @dataclass
@@ -95,7 +98,10 @@ class CensusRecord:
     behaviour seen, ``raised`` or ``returned``, and readings such as ``as-keepdims-1``). An
     empty list fits no policy. ``group`` splits a topic where inputs differ in kind (ArgMin-1
     negative axes: within [-r, -1] or below -r). ``deterministic`` says whether the same input,
-    asked again, got the same answer (None where it was not asked again: crash, timeout)."""
+    asked again, got the same answer (None where it was not asked again: crash, timeout);
+    ``again`` where it was asked again (ANOTHER_PROCESS or SAME_PROCESS; None: not asked again).
+    ``flags`` are census warnings about the answer itself (engine.census.flags: ``wrong-shape``,
+    ``not-an-index``)."""
 
     version: int
     type_name: str
@@ -107,6 +113,8 @@ class CensusRecord:
     status: str = "returned"  # one of STATUSES
     group: str | None = None
     deterministic: bool | None = True
+    again: str | None = None
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -127,15 +127,6 @@ def test_aborting_on_an_axis_out_of_range_is_non_conformant() -> None:
     assert [(c["clause"], c["outcome"]) for c in entry["causes"]] == [("C10", "crash")]
 
 
-def test_random_answers_on_empty_axes_are_nondeterministic_and_still_conformant() -> None:
-    _, document = report("zoo.correct:random_on_empty_axis", "12,13", "float,int32")
-    assert verdicts(document) == {12: "conformant", 13: "conformant"}
-    for version in (12, 13):
-        empty_axis, = census_of(document, version, "C15")
-        assert empty_axis["nondeterministic"] > 0 and not empty_axis["coherent"]
-        assert "nondeterministic" in empty_axis["warnings"]
-
-
 def test_aborting_on_v1_negative_axes_is_a_crash_in_the_census_and_non_conformant() -> None:
     """ArgMin-1 leaves negative axes undefined, but a crash on any input fails the headline."""
     _, document = report("zoo.faulty:abort_on_v1_negative_axis", "1", "float,int8", isolation="process")

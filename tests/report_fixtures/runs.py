@@ -11,6 +11,7 @@ import numpy as np
 
 import spec
 from results import CaseResult, CensusRecord, Counterexample, RawRun, RunInfo, Tensor
+from results.records import ANOTHER_PROCESS, SAME_PROCESS
 
 STUB = "tests/report_fixtures/stub_impl.py:fn"
 SCRIPT = "<script>alert(1)</script>"
@@ -162,10 +163,15 @@ def refusing_run() -> RawRun:
     results.append(_failure(1, "float16", "C1", "error", tensor([0.0], "float16"), {}, tensor([0], "int64", [1]),
                             "raised: OnnxRuntimeError: INVALID_GRAPH", "valid input answered with raised: "
                             "OnnxRuntimeError: INVALID_GRAPH", outcome="error"))
+    census = [  # onnxruntime's NaN rule: NaN wins only at index 0 of its slice
+        _census(1, "C14", "float", [float("nan"), 1.0], [0], ["nan-first-only", "nan-is-min"]),
+        _census(1, "C14", "float", [2.0, float("nan"), 1.0], [2], ["nan-first-only", "nan-ignored"]),
+    ]
+    results += _observed(census)
     info = RunInfo(impl="onnxruntime", versions=[1, 13], type_names=None, profile="standard", seed=7,
                    started="2026-11-29T18:00:00+00:00", duration_s=60.0)
     environment = {**ENVIRONMENT, "impl": "onnxruntime", "module": "onnxruntime", "version": "1.32.0"}
-    return RawRun(info, environment, results, [])
+    return RawRun(info, environment, results, census)
 
 
 def hostile_run() -> RawRun:
@@ -178,6 +184,29 @@ def hostile_run() -> RawRun:
                                   f"suites/test_semantic.py::test_{UNBROKEN}", 0.0, ce))
     raw.census.append(CensusRecord(13, "float", "C14", tensor([float("nan")], "float"), {},
                                    f"ValueError: {SCRIPT}", []))
+    raw.census += garbage_census()
     raw.environment["module"] = MARKUP
     raw.environment["version"] = UNBROKEN
     return raw
+
+
+def garbage_census() -> list[CensusRecord]:
+    """Census records of every warning and reading the census has beyond policies: uninitialised
+    memory that differs between processes (OpenVINO's), a shape no reading gives (asked twice in
+    one process only), a NaN rule of its own, and raising exactly on an empty reduced axis."""
+    nan = float("nan")
+    empty = Tensor("uint8", [0, 3], [])
+    return [
+        CensusRecord(12, "uint8", "C15", empty, {"axis": 0}, tensor([-1966026992, 21905, 1], "int64", [1, 3]),
+                     ["returned"], deterministic=False, again=ANOTHER_PROCESS, flags=["not-an-index"]),
+        CensusRecord(12, "float", "C17", tensor([1.0, 0.0], "float"), {"keepdims": 2},
+                     tensor([0, 0], "int64", [2, 1]), ["returned"], again=SAME_PROCESS, flags=["wrong-shape"]),
+        CensusRecord(1, "float", "C14", tensor([nan, 1.0, 0.0], "float"), {}, tensor([0], "int64", [1]),
+                     ["nan-first-only", "nan-is-min"], again=ANOTHER_PROCESS),
+        CensusRecord(1, "float", "C14", tensor([1.0, nan, 0.0], "float"), {}, tensor([0], "int64", [1]), [],
+                     again=ANOTHER_PROCESS),
+        CensusRecord(11, "float", "C16", Tensor("float", [0, 2], []), {"axis": 0}, "raised: ValueError: empty axis",
+                     ["raised", "raises-on-empty-axis"], "raised", again=ANOTHER_PROCESS),
+        CensusRecord(11, "float", "C16", Tensor("float", [0, 2], []), {"axis": 1}, tensor([], "int64", [0, 1]),
+                     ["returned", "raises-on-empty-axis"], again=ANOTHER_PROCESS),
+    ]
