@@ -513,3 +513,13 @@ def test_the_html_names_the_profile_and_each_clause_basis(lang: str) -> None:
     assert MESSAGES[lang]["inferred-only"] in page
     assert page.count('class="note basis-inferred"') >= 1 and page.count('class="note basis-stated"') >= 10
     assert "<q lang=\"en\" translate=\"no\">Unrecognized attribute: </q>" in page
+
+
+def test_a_model_form_without_cases_at_a_version_renders_as_a_dash() -> None:
+    """A run narrowed to the census (-k census) asks in the first form only: the forms table shows
+    the others as not run instead of failing to render."""
+    raw = passing_run()
+    info = dataclasses.replace(raw.info, forms=["symbolic", "static"])
+    raw = dataclasses.replace(raw, info=info, results=[dataclasses.replace(r, form="symbolic") for r in raw.results])
+    html = render_report(aggregate(raw))
+    assert 'data-form="static"' in html and 'data-form="symbolic"' in html
