@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import json
 import mmap
 import multiprocessing
@@ -43,6 +44,7 @@ ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
 _EXIT_GRACE_SECONDS = 1.0
 _REPLY_CAP = worker.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
+_PR_SET_DUMPABLE = 4  # linux/prctl.h
 _READY_CAP = 1 << 20  # the worker's first message: what it loaded, or why it did not
 _ERROR_CHARS = 4000
 _WATCH_SECONDS = 0.05  # how often a call in progress has its worker's memory checked
@@ -254,6 +256,20 @@ def _close_all() -> None:
     before multiprocessing's own exit handler would wait for them."""
     for runner in list(_live):
         runner.close()
+
+
+def guard_owner() -> bool:
+    """Linux: make this process (the one that owns the run) non-dumpable, so that no process of
+    the same user without CAP_SYS_PTRACE, the worker running the implementation included, can
+    ptrace it or read or write its memory through /proc/PID/mem (its /proc entries other than
+    the world-readable ones become root's). Returns whether it did; elsewhere it does nothing."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class Runner:
