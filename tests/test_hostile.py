@@ -1,0 +1,206 @@
+"""The implementation under test is untrusted (issue 22): each test runs the hostile plug-in
+that broke an earlier version of the suite and shows the attack no longer works. Only data
+crosses from the worker, the verdict comes from what the owning process judged, the verdict is
+the same in both isolation modes, and workers leave nothing behind."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing.context
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spec
+from engine import isolation, worker
+from engine.isolation import Reply, Runner
+from engine.judge import judge
+from generators import Case
+from results import raw_path, read_json
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = "tests/impls/plugin_hostile.py"
+UINT8 = np.array([[3, 1, 2]], dtype=np.uint8)
+ROW = {"axis": 1}
+
+
+@pytest.fixture
+def marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the hostile plug-ins leave their marks (passed down to workers in the environment)."""
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    monkeypatch.setenv("ARGMIN_HOSTILE_MARKS", str(folder))
+    return folder
+
+
+def _front_door(report_dir: Path, impl: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    result = subprocess.run([sys.executable, "-m", "suites", "--impl", impl, "--versions", "13", "--dtypes", "uint8",
+                             "--profile", "quick", "--seed", "5", "--report-dir", str(report_dir), *extra],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return result, read_json(report_dir / "report.json")
+
+
+# --- 1. data, not objects, crosses from the worker -------------------------------------------
+
+@pytest.mark.parametrize("isolation", ["process", "none"])
+def test_an_object_answer_that_runs_code_when_unpickled_runs_none_in_the_owner(isolation: str, marks: Path) -> None:
+    with Runner(f"{HOSTILE}:runs_code_where_unpickled", isolation=isolation) as runner:
+        reply = runner.call(UINT8, 13, ROW)
+    assert reply.status == "ok" and reply.value.dtype == object and reply.value.shape == (1,)
+    assert "._RunsOnUnpickle object at 0x" in reply.value[0]
+    assert not (marks / str(os.getpid())).exists(), "the plug-in's code ran in the process that owns the run"
+
+
+def test_a_python_int_too_long_to_print_is_a_recorded_c2_failure(tmp_path: Path) -> None:
+    """10**5000 made results.digest's repr() raise: the run ended with exit 2 and a report that
+    said CONFORMANT, with no C2 failure recorded."""
+    result, report = _front_door(tmp_path, f"{HOSTILE}:huge_python_int")
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert report["run"]["complete"] and report["versions"][0]["verdict"] == "non-conformant"
+    c2, = [f for f in report["failures"] if f["clause"] == "C2" and f["type"] == "uint8"]
+    raw = read_json(raw_path(tmp_path))
+    actual, = {r["counterexample"]["actual"]["values"][0] for r in raw["results"]
+               if r["clause"] == "C2" and r["counterexample"]}
+    assert actual == "<int: unprintable, ValueError>", c2
+
+
+def test_malformed_replies_are_refused_not_read() -> None:
+    good = worker.encode(("ok", np.array([[1]], dtype=np.int64), None, 0.001, False, None))
+    status, value, *_ = worker.decode(good)
+    assert (status, value.tolist()) == ("ok", [[1]])
+    object_dtype = good.replace(b"<i8|int64", b"|O|object")
+    for forged in [good[:-1], good + b"x", b"\xff" + good[1:], object_dtype + b"\x1fmore", b""]:
+        with pytest.raises(worker.Malformed):
+            worker.decode(forged)
+
+
+def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_description() -> None:
+    reply = Reply(*worker.decode(worker.encode(("ok", np.full(3_000_000, "x" * 1000, dtype=object), None, 0.0,
+                                                True, None))))
+    assert reply.value.shape == (3_000_000,) and reply.value[0] == "'" + "x" * 78 + "…"
+    assert reply.value[worker.OBJECT_TEXTS] == "…"
+
+
+# --- 2. the verdict comes from what the owner judged ------------------------------------------
+
+def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_path: Path) -> None:
+    """It replaced .stream/main.jsonl under the run and answered int32: the report said CONFORMANT."""
+    result, report = _front_door(tmp_path, "tests/impls/plugin_forger.py:int32_for_uint8")
+    assert report["versions"][0]["verdict"] == "non-conformant"
+    assert any(f["clause"] == "C2" and f["type"] == "uint8" for f in report["failures"])
+    assert not report["run"]["complete"] and "changed while it ran" in report["run"]["incomplete_reason"]
+    assert report["certificate"]["status"] != "certificate"
+    assert "results stream on disk was changed" in result.stderr
+
+
+# --- 3. one verdict whatever the isolation mode -----------------------------------------------
+
+@pytest.mark.parametrize("plugin", ["writes_into_its_input", "answers_in_its_input"])
+def test_writing_into_the_input_gets_the_same_answer_in_both_modes(plugin: str) -> None:
+    data = np.array([[5, 1, 7], [0, 9, 2]], dtype=np.int64)  # small: pickled, read-only once unpickled
+    replies = {}
+    for isolation in ("process", "none"):
+        with Runner(f"{HOSTILE}:{plugin}", isolation=isolation) as runner:
+            replies[isolation] = runner.call(data, 13, ROW)
+    assert replies["process"].status == replies["none"].status == "ok", replies
+    assert replies["process"].value.tolist() == replies["none"].value.tolist() == [[1], [0]]
+    assert data.tolist() == [[5, 1, 7], [0, 9, 2]]
+
+
+# --- 4. clean workers ---------------------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see the child")
+def test_a_child_the_plugin_forks_ends_with_its_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marks = tmp_path  # the worker writes into its current folder, the one its Runner was made in
+    monkeypatch.delenv("ARGMIN_HOSTILE_MARKS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with Runner(f"{ROOT / HOSTILE}:forks_a_lingering_child") as runner:
+        assert runner.call(UINT8, 13, ROW).status == "ok"
+        child = int((marks / "child").read_text())
+        assert _alive(child)
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the forked child outlived the run and holds its stdout"
+
+
+def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path, marks: Path) -> None:
+    """``python -m suites ... | cat`` lasted as long as the child (ten minutes)."""
+    start = time.monotonic()
+    piped = subprocess.run(f"{sys.executable} -m suites --impl {HOSTILE}:forks_a_lingering_child --versions 13 "
+                           f"--dtypes uint8 --profile quick --report-dir {tmp_path / 'run'} | cat",
+                           shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0 and "test_semantic[v13-uint8]" in piped.stdout, piped.stdout[-2000:]
+    assert time.monotonic() - start < 120
+    assert not _alive(int((marks / "child").read_text()))
+
+
+@pytest.fixture
+def arenas(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The shared-memory files the Runners of a test create (other runs on the machine make theirs)."""
+    made: list[str] = []
+
+    class Recorded(isolation._Arena):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self.path)
+
+    monkeypatch.setattr(isolation, "_Arena", Recorded)
+    return made
+
+
+def test_a_worker_that_kills_its_forkserver_is_reported_truthfully(arenas: list[str]) -> None:
+    """It was reported as exit status 255, and left its 32 MiB arena in /dev/shm."""
+    with Runner(f"{HOSTILE}:kills_its_forkserver_and_exits_3", timeout=5) as runner:
+        reply = runner.call(UINT8, 13, ROW)
+        assert reply.status == "crash"
+        assert "code 255" not in reply.error and "exit status no one can tell" in reply.error, reply.error
+        # The next worker needs a new forkserver: multiprocessing starts one.
+        answer = runner.call(UINT8.astype(np.int8), 13, ROW)
+        assert (answer.status, answer.value.tolist()) == ("ok", [[1]])
+    assert len(arenas) == 2 and not any(Path(path).exists() for path in arenas)
+
+
+def test_a_worker_that_never_starts_leaves_no_shared_memory(arenas: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: object) -> None:
+        raise OSError("no forkserver")
+
+    monkeypatch.setattr(multiprocessing.context.ForkServerProcess, "start", refuse)
+    with pytest.raises(OSError, match="no forkserver"):
+        Runner(f"{HOSTILE}:leak")
+    assert len(arenas) == 1 and not Path(arenas[0]).exists()
+
+
+def test_an_exit_status_is_reported_as_it_was() -> None:
+    with Runner("tests/impls/plugin_faulty.py:by_value") as runner:
+        reply = runner.call(np.array([[1, 0, 5]], dtype=np.int64), 13, {})  # EXIT: os._exit(3)
+    assert (reply.status, reply.error) == ("crash", "the worker process exited with code 3")
+
+
+def test_a_deterministic_object_answer_is_not_called_nondeterministic() -> None:
+    """The census compared the pointer bytes of two object arrays."""
+    data = np.array([np.nan, 1.0, 0.5], dtype=np.float32)  # NaN: a census input, asked twice
+    with Runner(f"{HOSTILE}:same_objects") as runner:
+        def again(values: np.ndarray, attributes: dict) -> Reply:
+            return runner.call(values, 13, attributes)
+        judgement = judge(spec.load(13), Case(13, data, {}), runner.call(data, 13, {}), "census", again)
+    assert judgement.census and all(record.deterministic for record in judgement.census)
+
+
+def test_the_worker_first_message_is_json_not_a_pickle() -> None:
+    with Runner("tests/impls/plugin_good.py:argmin") as runner:
+        description = runner.load()
+    assert json.loads(json.dumps(description)) == description
