@@ -104,9 +104,9 @@ def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_pat
 def test_writing_into_the_input_gets_the_same_answer_in_both_modes(plugin: str) -> None:
     data = np.array([[5, 1, 7], [0, 9, 2]], dtype=np.int64)  # small: pickled, read-only once unpickled
     replies = {}
-    for isolation in ("process", "none"):
-        with Runner(f"{HOSTILE}:{plugin}", isolation=isolation) as runner:
-            replies[isolation] = runner.call(data, 13, ROW)
+    for mode in ("process", "none"):
+        with Runner(f"{HOSTILE}:{plugin}", isolation=mode) as runner:
+            replies[mode] = runner.call(data, 13, ROW)
     assert replies["process"].status == replies["none"].status == "ok", replies
     assert replies["process"].value.tolist() == replies["none"].value.tolist() == [[1], [0]]
     assert data.tolist() == [[5, 1, 7], [0, 9, 2]]
