@@ -124,3 +124,21 @@ def test_the_rerun_command_carries_every_recorded_setting(good: Path) -> None:
     assert value["--memory-limit"] == str(raw.info.memory_limit_bytes)
     assert (value["--profile"], value["--seed"], value["--versions"], value["--dtypes"]) == ("quick", "5", "13",
                                                                                            "float")
+
+
+# --- 7. counterexamples are covered by the results digest --------------------------------------
+
+def test_a_changed_counterexample_changes_the_results_digest() -> None:
+    """A newline planted in a failure's `problem` passed schema, results, derived, checkout and
+    documents: counterexamples were outside the digest."""
+    from dataclasses import replace
+
+    from results import CaseResult, Counterexample, Tensor
+    from results.digest import results_digest
+
+    example = Counterexample(Tensor("float", [2], ["1.0", "0.0"]), {}, Tensor("int64", [1], ["1"]),
+                             Tensor("int64", [1], ["0"]), "not-a-minimum", "index 0 is not a minimum")
+    failure = CaseResult(version=13, suite="semantic", kind="semantic", type_name="float", outcome="fail",
+                         clause="C5", clauses=["C5"], input_digest="0" * 16, answer_digest="1" * 16, counterexample=example)
+    planted = replace(failure, counterexample=replace(example, problem="not-a-minimum\nimport os"))
+    assert results_digest([failure]) != results_digest([planted])
