@@ -130,7 +130,10 @@ def _data_lines(ce: Counterexample) -> list[str]:
 
 
 def _headline(version: int, clause: str | None, ce: Counterexample, where: str) -> str:
-    return f"# ArgMin-{int(version)} {clause or ''} ({ce.problem}) on {where}.".replace("  ", " ")
+    """A comment line: its texts come from the report, so a line break in them must not end the
+    comment and become code (repr keeps every character visible and on this line)."""
+    text = f"ArgMin-{int(version)} {clause or ''} ({ce.problem}) on {where}.".replace("  ", " ")
+    return "# " + (text if text.isprintable() else repr(text))
 
 
 def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,

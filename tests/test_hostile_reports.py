@@ -139,6 +139,16 @@ def test_a_changed_counterexample_changes_the_results_digest() -> None:
     example = Counterexample(Tensor("float", [2], ["1.0", "0.0"]), {}, Tensor("int64", [1], ["1"]),
                              Tensor("int64", [1], ["0"]), "not-a-minimum", "index 0 is not a minimum")
     failure = CaseResult(version=13, suite="semantic", kind="semantic", type_name="float", outcome="fail",
-                         clause="C5", clauses=["C5"], input_digest="0" * 16, answer_digest="1" * 16, counterexample=example)
+                         clause="C5", clauses=["C5"], input_digest="0" * 16, answer_digest="1" * 16,
+                         counterexample=example)
     planted = replace(failure, counterexample=replace(example, problem="not-a-minimum\nimport os"))
     assert results_digest([failure]) != results_digest([planted])
+
+
+def test_a_line_break_in_a_problem_field_stays_in_the_replay_comment() -> None:
+    from reports.replay import _headline
+    from results import Counterexample, Tensor
+
+    planted = Counterexample(Tensor("float", [1], ["1.0"]), {}, None, None, "wrong\nimport os; os.system('x')", "")
+    line = _headline(13, "C5", planted, "float[1]")
+    assert line.startswith("# ") and "\n" not in line and "\\nimport os" in line
