@@ -44,7 +44,7 @@ ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
 _EXIT_GRACE_SECONDS = 1.0
 _REPLY_CAP = worker.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
-_PR_SET_DUMPABLE = 4  # linux/prctl.h
+_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36  # linux/prctl.h
 _READY_CAP = 1 << 20  # the worker's first message: what it loaded, or why it did not
 _ERROR_CHARS = 4000
 _WATCH_SECONDS = 0.05  # how often a call in progress has its worker's memory checked
@@ -115,11 +115,13 @@ def _forkserver_gone() -> bool:
         return False
 
 
+_LOST = -1000  # an exit status nobody could read (see _Worker.stop)
+
+
 def _death(exitcode: int | None) -> str:
     if exitcode is None:
         return "the worker closed its connection without answering"
-    if exitcode == 255 and _forkserver_gone():
-        # multiprocessing reads a worker's status from its forkserver, and says 255 when it cannot.
+    if exitcode == _LOST:
         return ("the worker process ended, with an exit status no one can tell: the forkserver process that "
                 "started it (and reports it) was killed")
     if exitcode < 0:
@@ -227,9 +229,29 @@ class _Worker:
         if self.process.exitcode is None:
             self.process.kill()
             self.process.join()
+        exitcode = self.process.exitcode
+        if exitcode == 255 and _forkserver_gone():
+            # multiprocessing reads a worker's status from its forkserver, and says 255 when that
+            # is gone; the worker is then this process's child (guard_owner made it a subreaper).
+            exitcode = self._own_status()
         self._end_group()
         self.arena.close()
-        return self.process.exitcode
+        return exitcode
+
+    def _own_status(self) -> int:
+        """The exit status of a worker orphaned by its forkserver, read here; _LOST where this
+        process is not its subreaper or it does not end within the grace period."""
+        deadline = time.monotonic() + _EXIT_GRACE_SECONDS
+        while True:
+            try:
+                pid, status = os.waitpid(self.process.pid, os.WNOHANG)
+            except ChildProcessError:
+                return _LOST
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                return _LOST
+            time.sleep(0.01)
 
     def kill(self) -> None:
         self.process.kill()
@@ -242,9 +264,15 @@ class _Worker:
         """The worker leads a process group of its own (worker.serve): its children, which may
         hold the run's stdout open (``nox ... | cat`` would wait for them), end with it. A child
         that left the group (setsid) is beyond this."""
-        if hasattr(os, "killpg") and self.process.pid is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+        if not hasattr(os, "killpg") or self.process.pid is None:
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        # Those that became this process's children (a subreaper's: see guard_owner) are reaped.
+        deadline = time.monotonic() + 0.1
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-self.process.pid, os.WNOHANG)[0] or time.monotonic() < deadline:
+                time.sleep(0.005)
 
 
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()
@@ -262,12 +290,14 @@ def guard_owner() -> bool:
     """Linux: make this process (the one that owns the run) non-dumpable, so that no process of
     the same user without CAP_SYS_PTRACE, the worker running the implementation included, can
     ptrace it or read or write its memory through /proc/PID/mem (its /proc entries other than
-    the world-readable ones become root's). Returns whether it did; elsewhere it does nothing."""
+    the world-readable ones become root's); and a child subreaper, so that a worker whose
+    forkserver was killed becomes its child and its exit status can still be read. Returns
+    whether it did both; elsewhere it does nothing."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 

@@ -174,6 +174,17 @@ def test_a_worker_that_kills_its_forkserver_is_reported_truthfully(arenas: list[
     assert len(arenas) == 2 and not any(Path(path).exists() for path in arenas)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is a Linux feature")
+def test_a_run_reads_the_exit_status_of_a_worker_whose_forkserver_was_killed(tmp_path: Path) -> None:
+    """The owner of a run is the subreaper of its workers (engine.isolation.guard_owner): the
+    status 3 was reported as 255."""
+    result, report = _front_door(tmp_path, f"{HOSTILE}:kills_its_forkserver_and_exits_3", "--timeout", "5")
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    raw = read_json(raw_path(tmp_path))
+    crashes = {r["counterexample"]["actual"] for r in raw["results"] if r["outcome"] == "crash" and r["counterexample"]}
+    assert crashes == {"crash: the worker process exited with code 3"}, crashes
+
+
 def test_a_worker_that_never_starts_leaves_no_shared_memory(arenas: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(self: object) -> None:
         raise OSError("no forkserver")
