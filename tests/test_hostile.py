@@ -178,7 +178,7 @@ def test_a_worker_that_kills_its_forkserver_is_reported_truthfully(arenas: list[
 def test_a_run_reads_the_exit_status_of_a_worker_whose_forkserver_was_killed(tmp_path: Path) -> None:
     """The owner of a run is the subreaper of its workers (engine.isolation.guard_owner): the
     status 3 was reported as 255."""
-    result, report = _front_door(tmp_path, f"{HOSTILE}:kills_its_forkserver_and_exits_3", "--timeout", "5")
+    result, _ = _front_door(tmp_path, f"{HOSTILE}:kills_its_forkserver_and_exits_3", "--timeout", "5")
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     raw = read_json(raw_path(tmp_path))
     crashes = {r["counterexample"]["actual"] for r in raw["results"] if r["outcome"] == "crash" and r["counterexample"]}
