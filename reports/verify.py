@@ -18,10 +18,12 @@ the report cannot be checked at all."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -266,12 +268,17 @@ def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[
     # of which only the end is read.
     paths = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={**os.environ, "PYTHONPATH": paths})
         try:
-            done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False, timeout=RERUN_SECONDS,
-                                  env={**os.environ, "PYTHONPATH": paths}, start_new_session=True)
-            status = done.returncode
+            status: int | None = process.wait(RERUN_SECONDS)
         except subprocess.TimeoutExpired:
             status = None
+        finally:
+            if process.returncode is None:  # the time is up, or Ctrl-C: the rerun and all it started end here
+                with contextlib.suppress(OSError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
         if status not in (0, 1) or not raw_path(where).exists():
             shutil.rmtree(where, ignore_errors=True)
             what = f"no result within {RERUN_SECONDS} s" if status is None else f"exit status {status}"

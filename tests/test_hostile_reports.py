@@ -152,3 +152,14 @@ def test_a_line_break_in_a_problem_field_stays_in_the_replay_comment() -> None:
     planted = Counterexample(Tensor("float", [1], ["1.0"]), {}, None, None, "wrong\nimport os; os.system('x')", "")
     line = _headline(13, "C5", planted, "float[1]")
     assert line.startswith("# ") and "\n" not in line and "\\nimport os" in line
+
+
+def test_a_rerun_that_runs_too_long_is_ended_with_everything_it_started(good: Path, capsys: pytest.CaptureFixture,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rerun had no timeout (and kept all its output in memory)."""
+    from reports import verify as verifying
+
+    monkeypatch.setattr(verifying, "RERUN_SECONDS", 0.5)
+    status, out, err = _run(capsys, "verify", str(good), "--rerun", "--yes")
+    assert status == 2 and "the rerun could not be carried out (no result within 0.5 s)" in _one_line_error(err)
+    assert "rerun: " in out
