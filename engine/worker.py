@@ -210,10 +210,10 @@ def encode(outcome: Outcome) -> bytes:
     dtype, payload = b"", b""
     if value is not None:
         shape = value.shape
-        dtype = f"{value.dtype.str}|{value.dtype.name}".encode()
-        if value.dtype.hasobject:
-            payload = _object_texts(value).encode("utf-8")
+        if value.dtype.hasobject:  # records with object fields included: described as objects
+            dtype, payload = b"|O|object", _object_texts(value).encode("utf-8")
         else:
+            dtype = f"{value.dtype.str}|{value.dtype.name}".encode()
             payload = np.ascontiguousarray(value).tobytes()
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")

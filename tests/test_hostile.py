@@ -79,6 +79,12 @@ def test_malformed_replies_are_refused_not_read() -> None:
             worker.decode(forged)
 
 
+def test_records_with_an_object_field_cross_as_objects() -> None:
+    record = np.array([(1, "a")], dtype=[("x", "i8"), ("y", "O")])
+    _, value, *_ = worker.decode(worker.encode(("ok", record, None, 0.0, False, None)))
+    assert value.dtype == object and value.shape == (1,) and "'a'" in value[0]
+
+
 def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_description() -> None:
     reply = Reply(*worker.decode(worker.encode(("ok", np.full(3_000_000, "x" * 1000, dtype=object), None, 0.0,
                                                 True, None))))
