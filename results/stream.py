@@ -154,7 +154,7 @@ def _check_free(report_dir: Path) -> None:
 
 
 def exists(report_dir: Path) -> bool:
-    return (folder(report_dir) / HEADER).is_file()
+    return os.path.lexists(folder(report_dir) / HEADER)  # a symlink too: reading it is refused, loudly
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

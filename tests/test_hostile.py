@@ -94,9 +94,11 @@ def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_descripti
 
 # --- 2. the verdict comes from what the owner judged ------------------------------------------
 
-def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_path: Path) -> None:
-    """It replaced .stream/main.jsonl under the run and answered int32: the report said CONFORMANT."""
-    result, report = _front_door(tmp_path, "tests/impls/plugin_forger.py:int32_for_uint8")
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_path: Path, xdist: list[str]) -> None:
+    """It replaced .stream/main.jsonl under the run and answered int32: the report said CONFORMANT.
+    Under xdist the records come to the controller with the test reports, as before."""
+    result, report = _front_door(tmp_path, "tests/impls/plugin_forger.py:int32_for_uint8", *xdist)
     assert report["versions"][0]["verdict"] == "non-conformant"
     assert any(f["clause"] == "C2" and f["type"] == "uint8" for f in report["failures"])
     assert not report["run"]["complete"] and "changed while it ran" in report["run"]["incomplete_reason"]

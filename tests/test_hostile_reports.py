@@ -163,3 +163,13 @@ def test_a_rerun_that_runs_too_long_is_ended_with_everything_it_started(good: Pa
     status, out, err = _run(capsys, "verify", str(good), "--rerun", "--yes")
     assert status == 2 and "the rerun could not be carried out (no result within 0.5 s)" in _one_line_error(err)
     assert "rerun: " in out
+
+
+def test_rebuild_does_not_follow_a_symlinked_stream(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from results import stream
+
+    where = stream.folder(tmp_path)
+    where.mkdir(parents=True)
+    (where / stream.HEADER).symlink_to("/dev/zero")
+    status, _, err = _run(capsys, "rebuild", str(tmp_path))
+    assert status == 2 and "cannot be read" in _one_line_error(err)
