@@ -6,24 +6,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 import results
 from reports import __main__ as cli
-from tests.test_verify import _report
+from tests import test_verify
 
-
-@pytest.fixture(scope="module")
-def good(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _report(tmp_path_factory.mktemp("good"), "quick", seed="5")
-
-
-@pytest.fixture
-def copy(good: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(good, tmp_path / "report"))
+quick = test_verify.quick  # fixture: the report of a correct run
+copy = test_verify.copy  # fixture: a copy of it to spoil
 
 
 def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
@@ -77,12 +69,12 @@ def test_deep_nesting_and_missing_keys_give_status_2_not_a_traceback(copy: Path,
     assert status == 2 and "malformed" in _one_line_error(err)
 
 
-def test_terminal_escapes_in_a_report_never_reach_the_terminal(good: Path, tmp_path: Path,
+def test_terminal_escapes_in_a_report_never_reach_the_terminal(quick: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture) -> None:
-    document = json.loads((good / "report.json").read_text())
+    document = json.loads((quick / "report.json").read_text())
     document["run"]["impl"] = "x\x1b]0;owned\x07\x1b[2K\r\x1b[8mPASS"
     (tmp_path / "report.json").write_text(json.dumps(document))
-    status, out, err = _run(capsys, "compare", str(good), str(tmp_path / "report.json"))
+    status, out, err = _run(capsys, "compare", str(quick), str(tmp_path / "report.json"))
     assert status == 0 and "x?]0;owned??[2K??[8mPASS" in out
     assert not any(c in out + err for c in "\x1b\x07\r")
 
@@ -113,11 +105,11 @@ def test_the_rerun_is_shown_and_refused_without_a_terminal_or_yes(copy: Path, ca
     assert "--isolation process" in shown and "--memory-limit" in shown
 
 
-def test_the_rerun_command_carries_every_recorded_setting(good: Path) -> None:
+def test_the_rerun_command_carries_every_recorded_setting(quick: Path) -> None:
     from reports.verify import rerun_command
 
-    document = json.loads((good / "report.json").read_text())
-    raw = results.load(good)
+    document = json.loads((quick / "report.json").read_text())
+    raw = results.load(quick)
     command = rerun_command(document, Path("/tmp/x"), raw.info.memory_limit_bytes)
     value = {command[i]: command[i + 1] for i in range(3, len(command) - 1, 2)}
     assert value["--isolation"] == "process"  # recorded: none; a rerun never runs in-process
@@ -154,13 +146,13 @@ def test_a_line_break_in_a_problem_field_stays_in_the_replay_comment() -> None:
     assert line.startswith("# ") and "\n" not in line and "\\nimport os" in line
 
 
-def test_a_rerun_that_runs_too_long_is_ended_with_everything_it_started(good: Path, capsys: pytest.CaptureFixture,
+def test_a_rerun_that_runs_too_long_is_ended_with_everything_it_started(quick: Path, capsys: pytest.CaptureFixture,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The rerun had no timeout (and kept all its output in memory)."""
     from reports import verify as verifying
 
     monkeypatch.setattr(verifying, "RERUN_SECONDS", 0.5)
-    status, out, err = _run(capsys, "verify", str(good), "--rerun", "--yes")
+    status, out, err = _run(capsys, "verify", str(quick), "--rerun", "--yes")
     assert status == 2 and "the rerun could not be carried out (no result within 0.5 s)" in _one_line_error(err)
     assert "rerun: " in out
 
