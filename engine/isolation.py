@@ -363,10 +363,10 @@ class Runner:
         if self.isolation == "none":
             # A copy, as the worker gets: an implementation that writes into its input must not
             # change the caller's array in one mode and not in the other.
-            # The answer goes through the worker's wire format too, so it reaches the judge as
-            # the same data (a copy, objects as their descriptions) in both modes.
-            return [Reply(*worker.decode(worker.encode(worker.call(self._fn, np.array(data, copy=True), version,
-                                                                   attributes, form))))
+            # The answer reaches the judge as the same data as from a worker (a copy, objects as
+            # their descriptions: worker.detached).
+            return [Reply(*worker.detached(worker.call(self._fn, np.array(data, copy=True), version, attributes,
+                                                       form)))
                     for data, version, attributes, form in calls]
         replies: list[Reply] = []
         while len(replies) < len(calls):

@@ -20,6 +20,7 @@ parent also watches a call in progress and kills a worker that passes the limit)
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import mmap
@@ -180,6 +181,7 @@ _OBJECT_CHARS = 80  # each element's description is cut here
 _SEPARATOR = "\x1f"
 _MAX_DIMS = 64  # numpy's own limit
 _ELLIPSIS = "…"
+_NUMBERS = [struct.Struct(f"<{count}q") for count in range(2 * _MAX_DIMS + 1)]  # the shapes, by their length
 
 
 class Malformed(ValueError):
@@ -213,8 +215,7 @@ def encode(outcome: Outcome) -> bytes:
         if value.dtype.hasobject:  # records with object fields included: described as objects
             dtype, payload = b"|O|object", _object_texts(value).encode("utf-8")
         else:
-            dtype = f"{value.dtype.str}|{value.dtype.name}".encode()
-            payload = np.ascontiguousarray(value).tobytes()
+            dtype, payload = _dtype_text(value.dtype), np.ascontiguousarray(value).tobytes()
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
     header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
@@ -222,6 +223,12 @@ def encode(outcome: Outcome) -> bytes:
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
 
 
+@functools.lru_cache(maxsize=64)  # numpy's dtype.name takes microseconds, and a run sees a few dtypes
+def _dtype_text(dtype: np.dtype) -> bytes:
+    return f"{dtype.str}|{dtype.name}".encode()
+
+
+@functools.lru_cache(maxsize=64)
 def _dtype(text: str) -> np.dtype:
     """The dtype a reply names, numpy's own or one of ml_dtypes' (bfloat16, float8: their ``str``
     is only a size, so their name says which)."""
@@ -239,33 +246,43 @@ def decode(reply: bytes) -> Outcome:
         status, by_value, seconds, errors, dtypes, ndim, marks = _HEADER.unpack_from(reply)
         if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds):
             raise Malformed("a header out of range")
-        dims = ndim + max(marks, 0)
-        offset = _HEADER.size + 8 * dims
-        numbers = struct.unpack_from(f"<{dims}q", reply, _HEADER.size)
-        error = reply[offset:offset + errors].decode("utf-8", errors="replace")[:2 * _ERROR_CHARS]
-        offset += errors
-        kind = reply[offset:offset + dtypes].decode("ascii")
-        payload = memoryview(reply)[offset + dtypes:]
+        numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
+        start = _HEADER.size + 8 * len(numbers)
+        error = reply[start:start + errors].decode("utf-8", errors="replace")[:2 * _ERROR_CHARS] or None
+        start += errors
+        kind = reply[start:start + dtypes].decode("ascii")
+        start += dtypes
+        size = len(reply) - start
         declared = None if marks < 0 else tuple(None if d < 0 else d for d in numbers[ndim:])
         if not kind:
-            if payload or ndim or STATUSES[status] == "ok":
+            if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return STATUSES[status], None, error or None, seconds, bool(by_value), declared
+            return STATUSES[status], None, error, seconds, bool(by_value), declared
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
         dtype = _dtype(kind)
         if dtype.hasobject:
-            value = _described(bytes(payload).decode("utf-8", errors="replace"), shape)
-        elif dtype.itemsize * math.prod(shape) != len(payload):
+            value = _described(reply[start:].decode("utf-8", errors="replace"), shape)
+        elif dtype.itemsize * math.prod(shape) != size:
             raise Malformed("an answer whose bytes do not fill its shape")
         else:
-            value = np.frombuffer(payload, dtype=dtype).reshape(shape).copy()
-        return STATUSES[status], value, error or None, seconds, bool(by_value), declared
+            value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
+                shape).copy()
+        return STATUSES[status], value, error, seconds, bool(by_value), declared
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise
         raise Malformed(f"{type(exc).__name__}") from None
+
+
+def detached(outcome: Outcome) -> Outcome:
+    """What ``decode(encode(outcome))`` gives, without the bytes (in-process calls): the answer
+    as a copy, objects as their descriptions."""
+    status, value, error, seconds, by_value, declared = outcome
+    if value is not None:
+        value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
+    return status, value, error, seconds, by_value, declared
 
 
 def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -77,6 +78,18 @@ def test_malformed_replies_are_refused_not_read() -> None:
     for forged in [good[:-1], good + b"x", b"\xff" + good[1:], object_dtype + b"\x1fmore", b""]:
         with pytest.raises(worker.Malformed):
             worker.decode(forged)
+
+
+@pytest.mark.parametrize("value", [np.array([[1], [0]]), np.array([10**5000, 1], dtype=object),
+                                   np.array([1.5, -0.0], dtype=ml_dtypes.bfloat16), np.arange(6, dtype=">i8")[::2],
+                                   np.array(["opset=13"])], ids=lambda v: str(v.dtype))
+def test_in_process_answers_are_the_data_a_worker_would_send(value: np.ndarray) -> None:
+    """--isolation none skips the bytes (worker.detached), not what they carry."""
+    outcome = ("ok", value, None, 0.001, True, None)
+    sent, kept = worker.decode(worker.encode(outcome)), worker.detached(outcome)
+    assert sent[1].dtype == kept[1].dtype and sent[1].shape == kept[1].shape
+    assert sent[1].tolist() == kept[1].tolist() and sent[2:] == kept[2:]
+    assert kept[1] is not value and kept[1].flags.writeable
 
 
 def test_records_with_an_object_field_cross_as_objects() -> None:
