@@ -291,7 +291,8 @@ def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
     described = [text[:_OBJECT_CHARS] for text in texts.split(_SEPARATOR)[:OBJECT_TEXTS]] if size else []
     if len(described) != min(size, OBJECT_TEXTS):
         raise Malformed("an object answer with the wrong number of descriptions")
-    value = np.full(size, _ELLIPSIS, dtype=object)
+    value = np.empty(size, dtype=object)
+    value.fill(_ELLIPSIS)  # one object for all (np.full would make one per element)
     value[:len(described)] = described
     return value.reshape(shape)
 
