@@ -10,7 +10,9 @@ its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
 progress is watched and its worker killed once over the limit, before it takes the machine).
 Either way the next call starts a fresh worker. Answers are bounded (see ``worker``): the parent
-never reads a reply larger than ``worker.ANSWER_CAP``.
+never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
+never pickles: the worker runs the implementation's code. The worker leads its own process
+group, which ends with it.
 ``none`` mode calls in-process, for debugging and speed; it cannot survive a crash or enforce a
 timeout or a memory limit."""
 
