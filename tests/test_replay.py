@@ -78,8 +78,6 @@ MODEL_ZOO = IMPLS / "model_zoo.py"
 # ties are undefined (so only the index range shows the -1) and where they are defined.
 BUGS = [
     ("broken_values", "minus_one_sentinel", 11, np.array([[255, 255], [3, 1]], np.uint8), {"axis": 1}),
-    ("broken_values", "minus_one_sentinel", 1, np.array([np.inf, np.inf], np.float32), {}),
-    ("broken_values", "minus_one_sentinel", 13, np.array([[255, 255]], np.uint8), {"axis": 1, "keepdims": 0}),
     ("broken_rejects", "int32_indices", 13, np.array([2, 1, 1], np.int32), {}),
     ("broken_values", "ties_first_always", 12, np.array([2, 1, 1], np.int32), {"select_last_index": 1}),
 ]

@@ -15,6 +15,7 @@ import numpy as np
 
 LEAK_BYTES = 32 << 20
 _leaked: list[np.ndarray] = []
+_children: list[int] = []
 
 
 def _argmin(data: np.ndarray, attributes: dict[str, int]) -> np.ndarray:
@@ -111,19 +112,25 @@ def answers_in_its_input(data: np.ndarray, *, opset: int, **attributes: int) -> 
 
 def forks_a_lingering_child(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     """Forks a child that sleeps for ten minutes holding stdout and stderr open, and records its
-    pid in the file ``child`` in the current folder (the run's: a worker starts in it)."""
-    pid = os.fork()
-    if pid == 0:
-        time.sleep(600)
-        os._exit(0)
-    Path("child").write_text(str(pid))
+    pid in the file ``child`` in the current folder (the run's: a worker starts in it). One child
+    per worker process."""
+    if not _children:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(600)
+            os._exit(0)
+        _children.append(pid)
+        Path("child").write_text(str(pid))
     return _argmin(data, attributes)
 
 
 def kills_its_forkserver_and_exits_3(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     """For uint8 inputs kills the process that started this worker (multiprocessing's forkserver),
-    then exits with status 3."""
-    if data.dtype == np.uint8:
+    then exits with status 3; only once when $ARGMIN_KILL_ONCE names a file (made on the first time)."""
+    once = os.environ.get("ARGMIN_KILL_ONCE")
+    if data.dtype == np.uint8 and not (once and os.path.exists(once)):
+        if once:
+            Path(once).touch()
         os.kill(os.getppid(), signal.SIGKILL)
         time.sleep(0.2)
         os._exit(3)
