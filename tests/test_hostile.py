@@ -58,6 +58,14 @@ def test_an_object_answer_that_runs_code_when_unpickled_runs_none_in_the_owner(i
     assert not (marks / str(os.getpid())).exists(), "the plug-in's code ran in the process that owns the run"
 
 
+def test_an_answer_that_hangs_when_printed_is_a_timeout_in_the_worker() -> None:
+    """time.sleep in the element's code hung the process that owns the run, beyond --timeout."""
+    start = time.monotonic()
+    with Runner(f"{HOSTILE}:slow_to_print", timeout=1.0) as runner:
+        reply = runner.call(UINT8, 13, ROW)
+    assert reply.status == "timeout" and time.monotonic() - start < 30
+
+
 def test_a_python_int_too_long_to_print_is_a_recorded_c2_failure(tmp_path: Path) -> None:
     """10**5000 made results.digest's repr() raise: the run ended with exit 2 and a report that
     said CONFORMANT, with no C2 failure recorded."""

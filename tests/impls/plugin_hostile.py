@@ -135,3 +135,14 @@ def kills_its_forkserver_and_exits_3(data: np.ndarray, *, opset: int, **attribut
         time.sleep(0.2)
         os._exit(3)
     return _argmin(data, attributes)
+
+
+class _SlowToPrint:
+    def __repr__(self) -> str:
+        time.sleep(600)
+        return "never"
+
+
+def slow_to_print(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """An object answer whose repr() takes ten minutes: it hung the process that owns the run."""
+    return np.array([_SlowToPrint()], dtype=object)
