@@ -260,9 +260,12 @@ def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[
     command = rerun_command(document, where, raw.info.memory_limit_bytes)
     say(f"rerun: implementation {document['certificate']['implementation']!r}, in a worker process, at most "
         f"{RERUN_SECONDS // 60} min\nrerun: {shlex.join(command)}")
-    if confirm is not None and not confirm("Run this implementation on this machine? [y/N] "):
+    try:
+        if confirm is not None and not confirm("Run this implementation on this machine? [y/N] "):
+            raise CannotVerify("the rerun was not confirmed; nothing was run")
+    except BaseException:  # refused, no terminal to ask, or Ctrl-C at the question
         shutil.rmtree(where, ignore_errors=True)
-        raise CannotVerify("the rerun was not confirmed; nothing was run")
+        raise
     # From the current folder, so that an implementation named by a relative path is found as
     # the run found it; the suite itself is put on the import path. Its output goes to a file,
     # of which only the end is read.

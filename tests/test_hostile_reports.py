@@ -103,6 +103,7 @@ def test_the_rerun_is_shown_and_refused_without_a_terminal_or_yes(copy: Path, ca
     shown = out.splitlines()[-1]
     assert shown.startswith("rerun: ") and "--impl zoo.correct:numpy_argmin" in shown
     assert "--isolation process" in shown and "--memory-limit" in shown
+    assert not Path(shown.split("--report-dir ")[1].split()[0]).exists()  # nothing left behind
 
 
 def test_the_rerun_command_carries_every_recorded_setting(quick: Path) -> None:
