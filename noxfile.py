@@ -196,10 +196,10 @@ def matrix(session: nox.Session) -> None:
 
 @nox.session
 def verify(session: nox.Session) -> None:
-    """Check a report without the implementation: ``nox -s verify -- REPORT_DIR_OR_JSON [--rerun]``.
+    """Check a report without the implementation: ``nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes]]``.
     Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
     if not session.posargs:
-        session.error("usage: nox -s verify -- REPORT_DIR_OR_JSON [--rerun]")
+        session.error("usage: nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes]]")
     session.install(*RUNTIME)
     try:
         session.run("python", "-m", "reports", "verify", *session.posargs)

@@ -10,7 +10,9 @@ its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
 progress is watched and its worker killed once over the limit, before it takes the machine).
 Either way the next call starts a fresh worker. Answers are bounded (see ``worker``): the parent
-never reads a reply larger than ``worker.ANSWER_CAP``.
+never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
+never pickles: the worker runs the implementation's code. The worker leads its own process
+group, which ends with it.
 ``none`` mode calls in-process, for debugging and speed; it cannot survive a crash or enforce a
 timeout or a memory limit."""
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
+import json
 import mmap
 import multiprocessing
 import os
@@ -42,6 +46,9 @@ ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
 _EXIT_GRACE_SECONDS = 1.0
 _REPLY_CAP = worker.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
+_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36  # linux/prctl.h
+_READY_CAP = 1 << 20  # the worker's first message: what it loaded, or why it did not
+_ERROR_CHARS = 4000
 _WATCH_SECONDS = 0.05  # how often a call in progress has its worker's memory checked
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -82,9 +89,43 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+def _loaded(message: bytes) -> dict:
+    """The worker's first message, checked: ``{"ready": description}`` or ``{"error": text}``."""
+    try:
+        loaded = json.loads(message)
+    except (ValueError, RecursionError):
+        raise worker.Malformed("not JSON") from None
+    if not isinstance(loaded, dict) or len(loaded) != 1:
+        raise worker.Malformed("not one entry")
+    if isinstance(loaded.get("error"), str):
+        return {"error": loaded["error"][:_ERROR_CHARS]}
+    if not isinstance(loaded.get("ready"), dict):
+        raise worker.Malformed("no description")
+    return loaded
+
+
+def _forkserver_gone() -> bool:
+    """Whether the forkserver that starts workers (and reports their exit status) has died."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is None:
+        return False
+    try:  # WNOWAIT: multiprocessing reaps it itself when it starts a new one
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except (ChildProcessError, AttributeError):
+        return False
+
+
+_LOST = -1000  # an exit status nobody could read (see _Worker.stop)
+
+
 def _death(exitcode: int | None) -> str:
     if exitcode is None:
         return "the worker closed its connection without answering"
+    if exitcode == _LOST:
+        return ("the worker process ended, with an exit status no one can tell: the forkserver process that "
+                "started it (and reports it) was killed")
     if exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
@@ -146,8 +187,14 @@ class _Worker:
         self.process = context.Process(target=worker.serve,
                                        args=(child, impl, path, cwd, memory_limit, self.arena.path),
                                        name="argmin-impl-worker", daemon=False)
-        self.process.start()
-        child.close()  # so that the worker's death reads as EOF here
+        try:
+            self.process.start()
+        except BaseException:  # no worker (a forkserver that cannot start one): nothing left in /dev/shm
+            self.arena.close()
+            self.conn.close()
+            raise
+        finally:
+            child.close()  # so that the worker's death reads as EOF here
         self.ready = False
         self.description: dict | None = None  # what the worker loaded (plugins.describe)
 
@@ -159,32 +206,75 @@ class _Worker:
                 self.kill()
                 return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
             try:
-                kind, payload = pickle.loads(self.conn.recv_bytes())
-            except (EOFError, OSError):
+                message = _loaded(self.conn.recv_bytes(_READY_CAP))
+            except (EOFError, OSError) as exc:
+                if str(exc) == "bad message length":
+                    self.kill()
+                    return f"the worker sent more than the {worker.format_size(_READY_CAP)} its first message may take"
                 return _death(self.stop())
+            except worker.Malformed as exc:
+                self.kill()
+                return f"the worker sent a malformed first message ({exc})"
         finally:
             self.arena.unlink()  # mapped by now, or never to be
-        if kind == "error":
+        if "error" in message:
             self.stop()
-            raise UsageError(payload)
-        self.ready, self.description = True, payload
+            raise UsageError(message["error"])
+        self.ready, self.description = True, message["ready"]
         return None
 
     def stop(self) -> int | None:
-        """Let the worker exit (it does when its pipe closes), kill it if it does not."""
+        """Let the worker exit (it does when its pipe closes), kill it if it does not, and end
+        whatever it started (see ``_end_group``)."""
         self.conn.close()
         self.process.join(_EXIT_GRACE_SECONDS)
         if self.process.exitcode is None:
             self.process.kill()
             self.process.join()
+        exitcode = self.process.exitcode
+        if exitcode == 255 and _forkserver_gone():
+            # multiprocessing reads a worker's status from its forkserver, and says 255 when that
+            # is gone; the worker is then this process's child (guard_owner made it a subreaper).
+            exitcode = self._own_status()
+        self._end_group()
         self.arena.close()
-        return self.process.exitcode
+        return exitcode
+
+    def _own_status(self) -> int:
+        """The exit status of a worker orphaned by its forkserver, read here; _LOST where this
+        process is not its subreaper or it does not end within the grace period."""
+        deadline = time.monotonic() + _EXIT_GRACE_SECONDS
+        while True:
+            try:
+                pid, status = os.waitpid(self.process.pid, os.WNOHANG)
+            except ChildProcessError:
+                return _LOST
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                return _LOST
+            time.sleep(0.01)
 
     def kill(self) -> None:
         self.process.kill()
         self.process.join()
+        self._end_group()
         self.conn.close()
         self.arena.close()
+
+    def _end_group(self) -> None:
+        """The worker leads a process group of its own (worker.serve): its children, which may
+        hold the run's stdout open (``nox ... | cat`` would wait for them), end with it. A child
+        that left the group (setsid) is beyond this."""
+        if not hasattr(os, "killpg") or self.process.pid is None:
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        # Those that became this process's children (a subreaper's: see guard_owner) are reaped.
+        deadline = time.monotonic() + 0.1
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-self.process.pid, os.WNOHANG)[0] or time.monotonic() < deadline:
+                time.sleep(0.005)
 
 
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()
@@ -196,6 +286,22 @@ def _close_all() -> None:
     before multiprocessing's own exit handler would wait for them."""
     for runner in list(_live):
         runner.close()
+
+
+def guard_owner() -> bool:
+    """Linux: make this process (the one that owns the run) non-dumpable, so that no process of
+    the same user without CAP_SYS_PTRACE, the worker running the implementation included, can
+    ptrace it or read or write its memory through /proc/PID/mem (its /proc entries other than
+    the world-readable ones become root's); and a child subreaper, so that a worker whose
+    forkserver was killed becomes its child and its exit status can still be read. Returns
+    whether it did both; elsewhere it does nothing."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class Runner:
@@ -259,7 +365,10 @@ class Runner:
         if self.isolation == "none":
             # A copy, as the worker gets: an implementation that writes into its input must not
             # change the caller's array in one mode and not in the other.
-            return [Reply(*worker.call(self._fn, np.array(data, copy=True), version, attributes, form))
+            # The answer reaches the judge as the same data as from a worker (a copy, objects as
+            # their descriptions: worker.detached).
+            return [Reply(*worker.detached(worker.call(self._fn, np.array(data, copy=True), version, attributes,
+                                                       form)))
                     for data, version, attributes, form in calls]
         replies: list[Reply] = []
         while len(replies) < len(calls):
@@ -330,7 +439,13 @@ class Runner:
                 return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
                                             f"reply may take; the worker process was killed", elapsed)
             return Reply("crash", None, _death(current.stop()), elapsed)
-        outcome = Reply(*pickle.loads(reply))
+        try:
+            outcome = Reply(*worker.decode(reply))
+        except worker.Malformed as exc:  # the implementation wrote to the pipe itself
+            current.kill()
+            self._worker = None
+            return Reply("crash", None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
+                         time.perf_counter() - start)
         if outcome.status == "crash":  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None

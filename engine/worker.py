@@ -5,7 +5,9 @@ same exceptions map to the same statuses. ``serve`` is the worker's main loop; i
 implementation itself from the ``--impl`` string (functions are never pickled) and answers
 pickled requests over a multiprocessing connection: each request is a batch of calls, made in
 order, with one reply sent as each call ends (so a crash or a hang is still pinned on its call,
-and one round trip serves a whole batch).
+and one round trip serves a whole batch). Replies are data, never pickles: the worker runs the
+implementation's code, so the process that owns the run reads only a dtype, a shape, bytes and
+bounded texts from it (``encode``/``decode``), and repr()s nothing it returned.
 
 Bounds. The output of ArgMin holds one int64 index per slice, so its size is known before the
 call: an answer far larger than that cannot be right and is judged on its shape alone
@@ -18,17 +20,21 @@ parent also watches a call in progress and kills a worker that passes the limit)
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import mmap
 import os
 import pickle
 import signal
+import struct
 import sys
 import time
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 try:
@@ -161,20 +167,134 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
-def _encode(outcome: Outcome) -> bytes:
-    value = outcome[1]
+# The wire format of a reply: data only, never a pickled object. The process that owns the run
+# parses it strictly (``decode``): a worker runs the implementation's code, so whatever it sends
+# is untrusted. A fixed header (status, by_value, seconds, the lengths that follow, the answer's
+# rank and the declared output's rank or -1), the answer's shape and the declared shape (-1 for
+# an unknown dimension), the error text, the dtype as ``str|name`` and the answer's bytes. An
+# object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
+# ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
+_HEADER = struct.Struct("<BBdIHBb")
+STATUSES = ("ok", "unsupported", "raised", "crash", "timeout", "oversize")
+OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
+_OBJECT_CHARS = 80  # each element's description is cut here
+_SEPARATOR = "\x1f"
+_MAX_DIMS = 64  # numpy's own limit
+_ELLIPSIS = "…"
+_NUMBERS = [struct.Struct(f"<{count}q") for count in range(2 * _MAX_DIMS + 1)]  # the shapes, by their length
+
+
+class Malformed(ValueError):
+    """A reply that does not follow the wire format: the worker wrote to its pipe itself."""
+
+
+def _element_text(element: Any) -> str:
+    """A bounded description of one element of an object answer, made in the worker (its repr
+    is the implementation's code, which may raise or, for a Python int of 10**5000 digits, refuse)."""
     try:
-        encoded = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        text = repr(element)
+        if not isinstance(text, str):
+            raise TypeError("__repr__ returned no str")
     except Exception as exc:
-        kind = type(value.flat[0]).__name__ if value is not None and value.size else "value"
-        error = _cut(f"TypeError: returned {kind} objects, which cannot be sent back from the worker process "
-                     f"({_describe(exc)})")
-        return pickle.dumps(_without_answer("raised", error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
-    if len(encoded) > ANSWER_CAP:  # objects can take far more room than their array's nbytes says (texts are cut)
-        error = (f"returned {value.dtype} values of shape {value.shape} taking {format_size(len(encoded))} to send, "
-                 f"over the {format_size(ANSWER_CAP)} any answer may take; not kept")
-        return pickle.dumps(_without_answer("oversize", error, outcome[3]), protocol=pickle.HIGHEST_PROTOCOL)
-    return encoded
+        text = f"<{type(element).__name__[:40]}: unprintable, {type(exc).__name__}>"
+    text = "".join(c if c.isprintable() and c != _SEPARATOR else "?" for c in text[:_OBJECT_CHARS + 1])
+    return text if len(text) <= _OBJECT_CHARS else text[:_OBJECT_CHARS - 1] + _ELLIPSIS
+
+
+def _object_texts(value: np.ndarray) -> str:
+    return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
+
+
+def encode(outcome: Outcome) -> bytes:
+    """One reply as bytes (see _HEADER)."""
+    status, value, error, seconds, by_value, declared = outcome
+    shape: tuple[int, ...] = ()
+    dtype, payload = b"", b""
+    if value is not None:
+        shape = value.shape
+        if value.dtype.hasobject:  # records with object fields included: described as objects
+            dtype, payload = b"|O|object", _object_texts(value).encode("utf-8")
+        else:
+            dtype, payload = _dtype_text(value.dtype), np.ascontiguousarray(value).tobytes()
+    marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
+    text = (error or "").encode("utf-8", errors="replace")
+    header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
+                          -1 if declared is None else len(marks))
+    return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
+
+
+@functools.lru_cache(maxsize=64)  # numpy's dtype.name takes microseconds, and a run sees a few dtypes
+def _dtype_text(dtype: np.dtype) -> bytes:
+    return f"{dtype.str}|{dtype.name}".encode()
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype(text: str) -> np.dtype:
+    """The dtype a reply names, numpy's own or one of ml_dtypes' (bfloat16, float8: their ``str``
+    is only a size, so their name says which)."""
+    code, _, name = text.rpartition("|")
+    found = getattr(ml_dtypes, name, None) if name and not name.startswith("_") else None
+    dtype = np.dtype(found) if isinstance(found, type) and issubclass(found, np.generic) else np.dtype(code)
+    if dtype.str != code:
+        raise Malformed(f"dtype {text[:40]!r} names two types")
+    return dtype
+
+
+def decode(reply: bytes) -> Outcome:
+    """A reply read back as plain data, checked field by field; Malformed when anything is off."""
+    try:
+        status, by_value, seconds, errors, dtypes, ndim, marks = _HEADER.unpack_from(reply)
+        if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds):
+            raise Malformed("a header out of range")
+        numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
+        start = _HEADER.size + 8 * len(numbers)
+        error = reply[start:start + errors].decode("utf-8", errors="replace")[:2 * _ERROR_CHARS] or None
+        start += errors
+        kind = reply[start:start + dtypes].decode("ascii")
+        start += dtypes
+        size = len(reply) - start
+        declared = None if marks < 0 else tuple(None if d < 0 else d for d in numbers[ndim:])
+        if not kind:
+            if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
+                raise Malformed("an answer without a dtype")
+            return STATUSES[status], None, error, seconds, bool(by_value), declared
+        shape = numbers[:ndim]
+        if min(shape, default=0) < 0:
+            raise Malformed("a negative dimension")
+        dtype = _dtype(kind)
+        if dtype.hasobject:
+            value = _described(reply[start:].decode("utf-8", errors="replace"), shape)
+        elif dtype.itemsize * math.prod(shape) != size:
+            raise Malformed("an answer whose bytes do not fill its shape")
+        else:
+            value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
+                shape).copy()
+        return STATUSES[status], value, error, seconds, bool(by_value), declared
+    except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
+        if isinstance(exc, Malformed):
+            raise
+        raise Malformed(f"{type(exc).__name__}") from None
+
+
+def detached(outcome: Outcome) -> Outcome:
+    """What ``decode(encode(outcome))`` gives, without the bytes (in-process calls): the answer
+    as a copy, objects as their descriptions."""
+    status, value, error, seconds, by_value, declared = outcome
+    if value is not None:
+        value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
+    return status, value, error, seconds, by_value, declared
+
+
+def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
+    """An object answer as this process holds it: an array of the element descriptions (str)."""
+    size = math.prod(shape)
+    described = [text[:_OBJECT_CHARS] for text in texts.split(_SEPARATOR)[:OBJECT_TEXTS]] if size else []
+    if len(described) != min(size, OBJECT_TEXTS):
+        raise Malformed("an object answer with the wrong number of descriptions")
+    value = np.empty(size, dtype=object)
+    value.fill(_ELLIPSIS)  # one object for all (np.full would make one per element)
+    value[:len(described)] = described
+    return value.reshape(shape)
 
 
 # Inputs at least this large travel through a memory area the worker shares with the process that
@@ -184,12 +304,13 @@ SHARED_MIN_BYTES = 32 << 10
 
 
 def _shared(arena: mmap.mmap | None, item: Any) -> Any:
-    """A call's input: the array sent in the request, or a private copy of one in the arena."""
+    """A call's input: a private, writable copy, as ``Runner`` gives in-process (unpickled small
+    arrays are read-only views of the request's bytes, and a verdict must not depend on the mode)."""
     if arena is not None and isinstance(item, tuple):
         offset, dtype, shape = item
         count = math.prod(shape)
         return np.frombuffer(arena, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
-    return item
+    return item if item.flags.writeable else item.copy()
 
 
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
@@ -202,6 +323,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     # have the case in flight recorded as a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hasattr(os, "setpgid"):  # a group of its own, which the parent ends with it (isolation._Worker)
+        os.setpgid(0, 0)
     sys.path[:] = path
     os.chdir(cwd)
     from engine.plugins import UsageError, describe, resolve
@@ -210,13 +333,13 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         fn = resolve(impl)
         description = describe(impl, fn)
     except UsageError as exc:
-        conn.send_bytes(pickle.dumps(("error", str(exc))))
+        conn.send_bytes(json.dumps({"error": str(exc)}).encode())
         return
     arena = None
     if arena_path is not None:
         with open(arena_path, "r+b") as file:
             arena = mmap.mmap(file.fileno(), 0)
-    conn.send_bytes(pickle.dumps(("ready", description)))
+    conn.send_bytes(json.dumps({"ready": description}, default=str).encode())
     checked = time.monotonic()
     while True:
         try:
@@ -231,6 +354,6 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                 checked, peak = now, _peak_resident()
                 if peak > memory_limit:
                     outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
-            conn.send_bytes(_encode(outcome))
+            conn.send_bytes(encode(outcome))
             if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
                 return

@@ -9,12 +9,12 @@ A run is named by its report folder, its report.json, or its raw results (raw.js
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
+import re
 import sys
 from pathlib import Path
 
-from results import RAW, from_json, raw_path, read_json, stream
+from results import RAW, Unreadable, from_json, raw_path, read_json, stream
 
 from . import SCHEMA, aggregate, write_documents, write_reports
 from .compare import as_text, compare
@@ -33,8 +33,8 @@ class UsageError(Exception):
 def _read(path: Path) -> dict:
     try:
         document = read_json(path)
-    except (gzip.BadGzipFile, EOFError) as exc:
-        raise UsageError(f"{path}: a damaged gzip file ({exc}); pass an intact report or raw run file") from None
+    except Unreadable as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the file ({exc.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -109,16 +109,42 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("verify", help="check a report without the implementation; exit 1 when a check fails")
     check.add_argument("report", type=Path, help="a report folder or its report.json")
     check.add_argument("--rerun", action="store_true",
-                       help="also run the suite again with the recorded settings and compare the results digests")
+                       help="also run the suite again with the recorded settings and compare the results digests "
+                            "(shows the implementation and command and asks first)")
+    check.add_argument("--yes", action="store_true", help="with --rerun: run without asking")
     return parser
 
 
-def _verify(report: Path, rerun: bool) -> int:
+# Terminal control characters (ESC, CSI, BEL, ...) in a report's text could redraw what the
+# terminal shows (a FAIL overwritten as PASS): everything printed goes through ``_printable``.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What a malformed report makes the code that reads it raise: missing keys, wrong types.
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
+
+
+def _printable(text: object) -> str:
+    return _CONTROL.sub("?", str(text))
+
+
+def _say(text: object, **options: object) -> None:
+    print(_printable(text), flush=True, **options)
+
+
+def _verify(report: Path, rerun: bool, yes: bool) -> int:
     failed = False
-    for check in verify(report, rerun=rerun):
-        print(check, flush=True)
+    for check in verify(report, rerun=rerun, confirm=None if yes else _confirm, say=_say):
+        _say(check)
         failed = failed or not check.ok
     return 1 if failed else 0
+
+
+def _confirm(question: str) -> bool:
+    """The user's yes to ``question``; refused without asking when nobody can answer."""
+    if not sys.stdin.isatty():
+        raise CannotVerify("--rerun runs the implementation the report names; stdin is not a terminal, so nobody "
+                           "can confirm: pass --yes to run it")
+    answer = input(_printable(question))
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _write(path: Path, text: str) -> None:
@@ -129,33 +155,42 @@ def _write(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command in ("render", "rebuild"):
-            if args.command == "render":
-                paths = write_documents(load_report(args.source), args.out, args.lang)
-            else:
-                paths = _rebuild(args.report_dir, args.lang)
-            for kind, path in paths.items():
-                print(f"{kind}: {path}")
-            return 0
-        if args.command == "verify":
-            return _verify(args.report, args.rerun)
-        if args.command == "matrix":
-            runs = [(load_report(path), report_file(path).parent) for path in args.runs]
-            _write(args.out, render_matrix(matrix(runs, args.out), args.lang))
-            print(f"html: {args.out}")
-            return 0
-        comparison = compare(load_report(args.old), load_report(args.new))
-        print(as_text(comparison))
-        if args.html:
-            _write(args.html, render_comparison(comparison, args.lang))
-            print(f"html: {args.html}")
-        return 1 if comparison["regression"] else 0
+        return _command(args)
     except (UsageError, CannotVerify) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: cannot write {exc.filename}: {exc.strerror}; choose a writable path", file=sys.stderr)
+        _say(f"error: cannot read or write {exc.filename}: {exc.strerror}; check the path", file=sys.stderr)
         return 2
+    except MALFORMED as exc:
+        text = " ".join(str(exc).split())[:200]
+        _say(f"error: a malformed report or raw results file ({type(exc).__name__}: {text}); pass the files a "
+             f"run wrote", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command in ("render", "rebuild"):
+        if args.command == "render":
+            paths = write_documents(load_report(args.source), args.out, args.lang)
+        else:
+            paths = _rebuild(args.report_dir, args.lang)
+        for kind, path in paths.items():
+            _say(f"{kind}: {path}")
+        return 0
+    if args.command == "verify":
+        return _verify(args.report, args.rerun, args.yes)
+    if args.command == "matrix":
+        runs = [(load_report(path), report_file(path).parent) for path in args.runs]
+        _write(args.out, render_matrix(matrix(runs, args.out), args.lang))
+        _say(f"html: {args.out}")
+        return 0
+    comparison = compare(load_report(args.old), load_report(args.new))
+    _say(as_text(comparison))
+    if args.html:
+        _write(args.html, render_comparison(comparison, args.lang))
+        _say(f"html: {args.html}")
+    return 1 if comparison["regression"] else 0
 
 
 if __name__ == "__main__":

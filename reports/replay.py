@@ -130,7 +130,10 @@ def _data_lines(ce: Counterexample) -> list[str]:
 
 
 def _headline(version: int, clause: str | None, ce: Counterexample, where: str) -> str:
-    return f"# ArgMin-{int(version)} {clause or ''} ({ce.problem}) on {where}.".replace("  ", " ")
+    """A comment line: its texts come from the report, so a line break in them must not end the
+    comment and become code (repr keeps every character visible and on this line)."""
+    text = f"ArgMin-{int(version)} {clause or ''} ({ce.problem}) on {where}.".replace("  ", " ")
+    return "# " + (text if text.isprintable() else repr(text))
 
 
 def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,
@@ -179,10 +182,11 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
 
 
 def _must_raise(run: list[str], clauses: str, name: str) -> list[str]:
-    """Lines that run ``run`` and fail unless it raises: the spec requires a rejection."""
+    """Lines that run ``run`` and fail unless it raises: the spec requires a rejection. The
+    clause comes from the report: it enters the code as a quoted value, never as code."""
     return ["try:", *(f"    {line}" for line in run), "except Exception as exc:",
             "    print('rejected, as the spec requires:', exc)", "else:",
-            f"    raise AssertionError(f'ArgMin-{{VERSION}} must reject this input ({clauses}); '",
+            f"    raise AssertionError(f'ArgMin-{{VERSION}} must reject this input (' + {clauses!r} + '); '",
             f"                         f'it returned {{{name}!r}}')"]
 
 
@@ -209,7 +213,7 @@ _RUNTIMES = {
         "typed = tract.onnx().load(path).into_model()",
         "declared = [str(d) for d in typed.output_fact(0).dims()]",
         "result = typed.into_runnable().run(INPUTS)[0].to_numpy()"]),
-    "backend": (["import BACKEND as backend"], [
+    "backend": (["import importlib", "", "backend = importlib.import_module(BACKEND)"], [
         "result = backend.prepare(model, device='CPU').run(INPUTS)[0]"]),
     "model": (["PLUGIN_IMPORT"], [
         "result = np.asarray(FUNCTION(model)(*INPUTS))"]),
@@ -230,14 +234,17 @@ def _runtime(impl: str) -> tuple[str, str | None] | None:
 
 
 def _plugin_import(target: str) -> tuple[list[str], str]:
-    """Import lines for a model plug-in's MODULE_OR_PATH:FUNCTION, and the function's name."""
+    """Import lines for a model plug-in's MODULE_OR_PATH:FUNCTION, and the expression for the
+    function. Module, path and name come from the report: they enter the code quoted."""
     where, _, name = target.rpartition(":")
     if where.endswith(".py") or "/" in where:
-        return ["import importlib.util", "",
-                f"_found = importlib.util.spec_from_file_location('model_plugin', {where!r})",
-                "plugin = importlib.util.module_from_spec(_found)",
-                "_found.loader.exec_module(plugin)"], f"plugin.{name}"
-    return [f"from {where} import {name.split('.')[0]}"], name
+        lines = ["import importlib.util", "",
+                 f"_found = importlib.util.spec_from_file_location('model_plugin', {where!r})",
+                 "plugin = importlib.util.module_from_spec(_found)",
+                 "_found.loader.exec_module(plugin)"]
+    else:
+        lines = ["import importlib", "", f"plugin = importlib.import_module({where!r})"]
+    return lines, f"functools.reduce(getattr, {name.split('.')!r}, plugin)"
 
 
 def _runtime_lines(runtime: str, argument: str | None, form: str | None,
@@ -250,10 +257,10 @@ def _runtime_lines(runtime: str, argument: str | None, form: str | None,
         feeds = ("{'data': ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, "
                  f"TensorProto.{ce.input.type_name.upper()})}}")
     replacements = {"PROVIDER": repr(argument or "CPUExecutionProvider"), "DEVICE": repr(argument or "CPU"),
-                    "INPUTS": inputs, "FEEDS": feeds, "BACKEND": argument or ""}
+                    "INPUTS": inputs, "FEEDS": feeds, "BACKEND": repr(argument or "")}
     if runtime == "model":
         extra, function = _plugin_import(argument or "")
-        imports, replacements["FUNCTION"] = extra, function
+        imports, replacements["FUNCTION"] = ["import functools", *extra], function
     fill = re.compile("|".join(sorted(replacements, key=len, reverse=True)))
     return [fill.sub(lambda m: replacements[m[0]], line) for line in imports], \
         [fill.sub(lambda m: replacements[m[0]], line) for line in lines]
@@ -319,10 +326,17 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
 
 
 def _assertions(expectation: Expectation, ce: Counterexample) -> list[str]:
+    """The whole answer, as the suite judges it: int64, the shape, every index within [0, n-1]
+    (np.take_along_axis would read -1 as the last element), pointing at a minimum, and the tie
+    rule where the version has one."""
     reference = expectation.required if expectation.required is not None else expectation.first
+    axis = int(expectation.axis)
     lines = [f"expected_shape = {tuple(reference.shape)!r}",
              "assert result.dtype == np.int64 and result.shape == expected_shape, "
-             "f'got {result.dtype} {result.shape}, expected int64 {expected_shape}'"]
+             "f'got {result.dtype} {result.shape}, expected int64 {expected_shape}'",
+             f"n = data.shape[{axis}]",
+             "assert ((result >= 0) & (result < n)).all(), "
+             "f'returned {result.tolist()}: an index outside [0, {n - 1}]'"]
     if ce.problem == "declared-shape":
         lines += ["assert len(declared) == len(expected_shape) and all(\n"
                   "    not d.isdigit() or int(d) == n for d, n in zip(declared, expected_shape)), (\n"
@@ -333,7 +347,6 @@ def _assertions(expectation: Expectation, ce: Counterexample) -> list[str]:
                   f"  # {rule}",
                   "assert (result == expected).all(), f'returned {result.tolist()}, expected {expected.tolist()}'"]
     else:  # ties are undefined here: any index of a minimum conforms
-        axis = int(expectation.axis)
         index = "result" if expectation.keepdims else f"np.expand_dims(result, {axis})"
         lines += [f"picked = np.take_along_axis(data, {index}, {axis})",
                   f"assert (picked == data.min(axis={axis}, keepdims=True)).all(), "

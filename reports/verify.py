@@ -18,23 +18,26 @@ the report cannot be checked at all."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import jinja2
 import jsonschema
 
 import spec
-from results import RawRun, load, raw_path
+from results import RawRun, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
 
@@ -45,6 +48,9 @@ from .render import render_report
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "report.schema.json"
 SHOWN_DIFFERENCES = 10
+RERUN_SECONDS = 3600  # a certify run of every version against onnxruntime takes about 9 minutes
+RERUN_TAIL = 4096  # bytes of the rerun's output read back, for its last line
+Confirm = Callable[[str], bool]
 
 
 class CannotVerify(Exception):
@@ -166,7 +172,7 @@ def _documents(document: dict, folder: Path) -> Check:
     html_path, junit_path = folder / "report.html", folder / "junit.xml"
     if not html_path.is_file():
         return Check("documents", False, f"no report.html in {folder}")
-    html = html_path.read_text(encoding="utf-8", errors="replace")
+    html = read_bounded(html_path).decode("utf-8", errors="replace")
     shown = _Verdicts()
     shown.feed(html)
     stated = {v["version"]: v["verdict"] for v in document["versions"]}
@@ -183,7 +189,7 @@ def _documents(document: dict, folder: Path) -> Check:
         pairs = zip(html.splitlines(), rendered.splitlines(), strict=False)
         line = next((i for i, (a, b) in enumerate(pairs, start=1) if a != b), None)
         return Check("documents", False, f"report.html is not report.json rendered (first difference at line {line})")
-    if junit_path.is_file() and junit_path.read_bytes() != junit:
+    if junit_path.is_file() and read_bounded(junit_path) != junit:
         return Check("documents", False, "junit.xml is not report.json rendered")
     return Check("documents", True, "report.html and junit.xml are report.json rendered; the HTML shows its verdicts")
 
@@ -195,12 +201,15 @@ def _certificate(document: dict) -> Check:
     return Check("certificate", False, certificate_line(certificate))
 
 
-def rerun_command(document: dict, report_dir: Path) -> list[str]:
-    """``python -m suites`` with the recorded implementation, profile, seed and claims."""
+def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None) -> list[str]:
+    """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
+    timeout, forms and memory limit. Always ``--isolation process``: the implementation a report
+    names never runs in the process of the one who checks it."""
     certificate = document["certificate"]
     command = [sys.executable, "-m", "suites", "--impl", certificate["implementation"],
                "--profile", certificate["profile"], "--versions", ",".join(map(str, certificate["versions"])),
-               "--timeout", f"{certificate['timeout_s']:g}", "--isolation", certificate["isolation"],
+               "--timeout", f"{certificate['timeout_s']:g}", "--isolation", "process",
+               "--memory-limit", "none" if memory_limit is None else str(int(memory_limit)),
                "--report-dir", str(report_dir)]
     if certificate["seed"] is not None:
         command += ["--seed", str(certificate["seed"])]
@@ -239,30 +248,62 @@ def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Chec
     return Check("rerun", False, "\n    ".join([summary, *lines]))
 
 
-def _rerun(document: dict, raw: RawRun) -> Check:
+def _last_line(log: IO[bytes]) -> str:
+    """The last line of the rerun's output (only its last RERUN_TAIL bytes are read)."""
+    log.seek(max(0, os.fstat(log.fileno()).st_size - RERUN_TAIL))
+    lines = log.read(RERUN_TAIL).decode("utf-8", errors="replace").strip().splitlines()
+    return lines[-1][:300] if lines else "no output"
+
+
+def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[str], None]) -> Check:
     where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
-    # From the current folder, so that an implementation named by a relative path is found as
-    # the run found it; the suite itself is put on the import path.
-    paths = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    done = subprocess.run(rerun_command(document, where), capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": paths})
-    if done.returncode not in (0, 1) or not raw_path(where).exists():
+    command = rerun_command(document, where, raw.info.memory_limit_bytes)
+    say(f"rerun: implementation {document['certificate']['implementation']!r}, in a worker process, at most "
+        f"{RERUN_SECONDS // 60} min\nrerun: {shlex.join(command)}")
+    try:
+        if confirm is not None and not confirm("Run this implementation on this machine? [y/N] "):
+            raise CannotVerify("the rerun was not confirmed; nothing was run")
+    except BaseException:  # refused, no terminal to ask, or Ctrl-C at the question
         shutil.rmtree(where, ignore_errors=True)
-        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-        raise CannotVerify(f"the rerun could not be carried out (exit status {done.returncode}): {last}")
+        raise
+    # From the current folder, so that an implementation named by a relative path is found as
+    # the run found it; the suite itself is put on the import path. Its output goes to a file,
+    # of which only the end is read.
+    paths = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={**os.environ, "PYTHONPATH": paths})
+        try:
+            status: int | None = process.wait(RERUN_SECONDS)
+        except subprocess.TimeoutExpired:
+            status = None
+        finally:
+            if process.returncode is None:  # the time is up, or Ctrl-C: the rerun and all it started end here
+                with contextlib.suppress(OSError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if status not in (0, 1) or not raw_path(where).exists():
+            shutil.rmtree(where, ignore_errors=True)
+            what = f"no result within {RERUN_SECONDS} s" if status is None else f"exit status {status}"
+            raise CannotVerify(f"the rerun could not be carried out ({what}): {_last_line(log)}")
     check = rerun_check(document, raw, load(where), where)
     if check.ok:
         shutil.rmtree(where, ignore_errors=True)
     return check
 
 
-def verify(path: Path, rerun: bool = False, here: Checkout | None = None) -> Iterator[Check]:
-    """The checks of one report (its folder or its report.json), in order."""
+def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confirm: Confirm | None = None,
+           say: Callable[[str], None] = print) -> Iterator[Check]:
+    """The checks of one report (its folder or its report.json), in order. ``rerun`` runs the
+    implementation the report names, only when every integrity check held, after showing it
+    (``say``) and, unless ``confirm`` is None, asking."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     report = folder / "report.json" if path.is_dir() else path
     try:
-        document = json.loads(report.read_text(encoding="utf-8"))
+        document = read_json(report)
+    except Unreadable as exc:
+        raise CannotVerify(str(exc)) from None
     except OSError as exc:
         raise CannotVerify(f"{report}: cannot read the file ({exc.strerror}); name a report folder or its "
                            f"report.json") from None
@@ -279,11 +320,19 @@ def verify(path: Path, rerun: bool = False, here: Checkout | None = None) -> Ite
         yield Check("results", False, f"no raw results ({raw_file.name}) next to the report: without them nothing "
                                       f"in it can be checked")
         return
-    raw = load(raw_file)
-    yield _results(document, raw)
-    yield _derived(document, raw)
+    try:
+        raw = load(raw_file)
+    except Unreadable as exc:
+        raise CannotVerify(str(exc)) from None
+    checks = [_results(document, raw), _derived(document, raw)]
+    yield from checks
     yield _checkout(document, here or this_checkout())
-    yield _documents(document, folder)
+    checks.append(_documents(document, folder))
+    yield checks[-1]
     yield _certificate(document)
     if rerun:
-        yield _rerun(document, raw)
+        broken = [check.name for check in checks if not check.ok]
+        if broken:
+            raise CannotVerify(f"not rerun: the {', '.join(broken)} check(s) failed, so the report cannot be trusted "
+                               f"to name what to run")
+        yield _rerun(document, raw, confirm, say)

@@ -3,8 +3,12 @@ judged, then saved as ``raw.json.gz``); the reports read them. The verdict rule 
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
+import stat
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +34,8 @@ PLAIN_RAW = "raw.json"
 
 __all__ = [
     "CENSUS", "CONFORMANT", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample",
-    "Example", "RawRun", "RunInfo", "Tensor", "from_json", "load", "raw_path", "read_json", "save", "to_json",
-    "verdicts",
+    "Example", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path", "read_bounded",
+    "read_json", "save", "to_json", "verdicts",
 ]
 
 
@@ -55,12 +59,57 @@ def raw_path(path: Path) -> Path:
     return path / RAW if (path / RAW).exists() or not (path / PLAIN_RAW).exists() else path / PLAIN_RAW
 
 
+# Reports and raw results are untrusted input (a vendor's files, opened by a customer): what is
+# read of one file, and what it may decompress to, is bounded. A certify run's raw results hold
+# about 20 MB gzipped and 300 MB of JSON.
+FILE_CAP = 256 << 20
+JSON_CAP = 1 << 30
+
+
+class Unreadable(ValueError):
+    """A file that is not read: too large, not a regular file, or decompressing past JSON_CAP.
+    The message is one line naming the problem."""
+
+
+def read_bounded(path: Path, cap: int = FILE_CAP) -> bytes:
+    """A regular file's bytes, at most ``cap`` of them; a symlink, a FIFO or a device is refused."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Unreadable(f"{path}: a symbolic link, which is not followed; name the file itself") from None
+        raise
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise Unreadable(f"{path}: not a regular file; name a report file")
+        data = file.read(cap + 1)
+    if len(data) > cap:
+        raise Unreadable(f"{path}: larger than {cap >> 20} MiB, more than any report or raw results take")
+    return data
+
+
+def _inflated(data: bytes, path: Path) -> bytes:
+    try:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        out = inflater.decompress(data, JSON_CAP + 1)
+    except zlib.error as exc:
+        raise Unreadable(f"{path}: a damaged gzip file ({exc}); pass an intact report or raw run file") from None
+    if len(out) > JSON_CAP or inflater.unconsumed_tail:
+        raise Unreadable(f"{path}: decompresses to more than {JSON_CAP >> 20} MiB, more than any raw results "
+                         f"take; not read further")
+    return out
+
+
 def read_json(path: Path) -> Any:
-    """A JSON file, gzipped or not (told apart by gzip's magic bytes, not by the name)."""
-    data = Path(path).read_bytes()
+    """A JSON file, gzipped or not (told apart by gzip's magic bytes, not by the name), read
+    within FILE_CAP and JSON_CAP; Unreadable (a ValueError) with a one-line message otherwise."""
+    data = read_bounded(Path(path))
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return json.loads(data.decode("utf-8"))
+        data = _inflated(data, path)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise Unreadable(f"{path}: JSON nested too deeply to be a report") from None
 
 
 def load(path: Path) -> RawRun:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from .records import CaseResult
+from .records import CaseResult, to_json
 
 # 64 bits per case: plenty to tell two answers apart, and small in raw.json.gz (a digest does
 # not compress). The run's digest over all of them is a full SHA-256.
@@ -33,8 +33,10 @@ def _short(*parts: bytes) -> str:
 
 def _array_parts(array: np.ndarray) -> tuple[bytes, bytes, bytes]:
     array = np.ascontiguousarray(array)
-    # An object array's bytes are pointers: digest what the objects say instead.
-    content = repr(array.tolist()).encode() if array.dtype.hasobject else array.tobytes()
+    # An object array's bytes are pointers: digest what the objects say instead (an answer's
+    # objects are texts by now: engine.worker describes them; nothing else is repr()-ed).
+    content = "\x1f".join(e if isinstance(e, str) else type(e).__name__ for e in array.reshape(-1)).encode(
+        "utf-8", errors="surrogatepass") if array.dtype.hasobject else array.tobytes()
     return array.dtype.name.encode(), repr(array.shape).encode(), content
 
 
@@ -53,10 +55,25 @@ def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> s
     return _short(status.encode(), _ADDRESS.sub("0x?", error or "").encode())
 
 
+def counterexample_digest(result: CaseResult) -> str:
+    """A failure's counterexample (input, attributes, expected, actual, problem, message and the
+    other failing inputs), so that a changed one fails ``verify``'s results check. Texts that vary
+    from run to run without the answer changing (object addresses, a timeout's limit) are left out."""
+    example = result.counterexample
+    if example is None:
+        return "-"
+    plain = to_json(example)
+    if example.problem == "timeout":
+        plain["actual"], plain["message"] = "timeout", "timeout"
+    text = _ADDRESS.sub("0x?", json.dumps(plain, sort_keys=True, ensure_ascii=False))
+    return _short(text.encode("utf-8", errors="surrogatepass"))
+
+
 def case_line(result: CaseResult) -> str:
     """One case as the results digest sees it (durations and test ids left out: they vary)."""
     return "|".join((str(result.version), result.suite, result.kind, result.type_name, result.form or "-",
-                     result.outcome, result.clause or "-", result.input_digest, result.answer_digest))
+                     result.outcome, result.clause or "-", result.input_digest, result.answer_digest,
+                     counterexample_digest(result)))
 
 
 def results_digest(results: Iterable[CaseResult]) -> str:

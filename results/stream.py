@@ -17,8 +17,12 @@ does not overwrite it (the next run does this itself; ``python -m reports rebuil
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
+import stat
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +40,7 @@ FOLDER = ".stream"
 HEADER = "run.json"
 LOCK = "run.lock"
 ASIDE = "incomplete-"
+STREAM_CAP = 1 << 30  # bytes read from one stream file when recovering a run (a certify run writes ~100 MB)
 
 
 class InUse(Exception):
@@ -47,13 +52,19 @@ def folder(report_dir: Path) -> Path:
 
 
 class Writer:
-    """One process's stream of records (``<name>.jsonl``), appended and flushed record by record."""
+    """One process's stream of records (``<name>.jsonl``), appended and flushed record by record.
+    It keeps what it wrote in memory too: the run's report is built from that (``run``), never
+    from the file, which the implementation under test could reach; ``intact`` says whether the
+    file still holds exactly what was written."""
 
     def __init__(self, report_dir: Path, name: str) -> None:
         path = folder(report_dir) / f"{name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
+        self._file: IO[str] | None = path.open("a", encoding="utf-8", newline="")
+        self._written: list[str] = []
+        self._digest = hashlib.sha256()
+        self._size = 0
 
     def _write(self, kind: str, record: Any) -> None:
         self.lines(_line(kind, record))
@@ -63,6 +74,27 @@ class Writer:
         if self._file is not None and text:
             self._file.write(text)
             self._file.flush()
+            self._written.append(text)
+            encoded = text.encode("utf-8")
+            self._digest.update(encoded)
+            self._size += len(encoded)
+
+    def run(self, info: RunInfo, environment: dict[str, Any]) -> RawRun:
+        """The records this writer wrote, as a run with these settings (read from memory)."""
+        return _assemble(info, environment, (json.loads(line) for text in self._written for line in text.splitlines()))
+
+    def intact(self) -> bool:
+        """Whether the file holds exactly the records written (nothing swapped, cut or added)."""
+        try:
+            with _opened(self.path) as file:
+                if os.fstat(file.fileno()).st_size != self._size:
+                    return False
+                digest = hashlib.sha256()
+                for block in iter(lambda: file.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError:
+            return False
+        return digest.digest() == self._digest.digest()
 
     def result(self, result: CaseResult) -> None:
         self._write("result", result)
@@ -122,36 +154,63 @@ def _check_free(report_dir: Path) -> None:
 
 
 def exists(report_dir: Path) -> bool:
-    return (folder(report_dir) / HEADER).is_file()
+    return os.path.lexists(folder(report_dir) / HEADER)  # a symlink too: reading it is refused, loudly
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     """The complete records of one stream file; a last line cut short by a kill is dropped."""
     items = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in _bounded(path).decode("utf-8", errors="replace").splitlines():
         try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError:
+            item = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
             continue
+        if isinstance(item, dict):
+            items.append(item)
     return items
+
+
+def _opened(path: Path) -> IO[bytes]:
+    """A stream file opened for reading: a regular file, no symlink followed (a FIFO or a device
+    put in its place is refused, never read)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    file = os.fdopen(descriptor, "rb")
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        file.close()
+        raise OSError(f"{path} is not a regular file")
+    return file
+
+
+def _bounded(path: Path) -> bytes:
+    """A stream file's bytes, at most STREAM_CAP of them."""
+    with _opened(path) as file:
+        data = file.read(STREAM_CAP + 1)
+    if len(data) > STREAM_CAP:
+        raise ValueError(f"{path} holds more than {STREAM_CAP >> 20} MiB")
+    return data
 
 
 def read(report_dir: Path) -> RawRun:
     """Every record streamed so far, under the header's settings (complete as the header says:
-    the caller decides whether the run finished)."""
+    the caller decides whether the run finished). Only for a run that died before its end: a
+    finished run's report comes from its own memory (``Writer.run``)."""
     where = folder(report_dir)
-    header = json.loads((where / HEADER).read_text(encoding="utf-8"))
-    run = RawRun(RunInfo(**header["info"]), header["environment"])
+    header = json.loads(_bounded(where / HEADER).decode("utf-8"))
+    items = (item for path in sorted(where.glob("*.jsonl")) for item in _lines(path))
+    return _assemble(RunInfo(**header["info"]), header["environment"], items)
+
+
+def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[str, Any]]) -> RawRun:
+    run = RawRun(info, environment)
     found: dict[tuple, CaseResult] = {}
-    for path in sorted(where.glob("*.jsonl")):
-        for item in _lines(path):
-            if item.get("kind") == "result":
-                run.results.append(result_from_json(item["record"]))
-            elif item.get("kind") == "census":
-                run.census.append(census_from_json(item["record"]))
-            elif item.get("kind") == "found":
-                result = result_from_json(item["record"])
-                found[_failure(result)] = result
+    for item in items:
+        if item.get("kind") == "result":
+            run.results.append(result_from_json(item["record"]))
+        elif item.get("kind") == "census":
+            run.census.append(census_from_json(item["record"]))
+        elif item.get("kind") == "found":
+            result = result_from_json(item["record"])
+            found[_failure(result)] = result
     # A failure is written as found, then again, minimized, once its search ends: the final
     # record wins; a failure whose search never ended keeps the one found.
     ended = {_failure(r) for r in run.results if r.counterexample is not None}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from types import FrameType
 
 import pytest
 
 import spec
-from engine.isolation import Runner
+from engine.isolation import Runner, guard_owner
 from engine.options import OPTIONS, choose_seed, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
@@ -32,6 +33,8 @@ _STATE = pytest.StashKey[dict]()
 RECORDS = "argmin-records"  # a test report's user property: the records an xdist worker made in that test
 _INTERNAL: list[str] = []  # tests that failed inside the suite rather than the implementation
 _INTERRUPTS: list[str] = []  # what interrupted the run (Ctrl-C, SIGTERM), first first
+TAMPERED = ("the run's results stream on disk was changed while it ran (by the implementation under test?); "
+            "the report holds what the run judged itself, and the run is no certificate")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -80,6 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _INTERRUPTS.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
+    if settings.isolation == "process":
+        guard_owner()  # the implementation's worker cannot trace or patch the process that judges it
     if _xdist_worker(config) is not None:
         return
     # The process that owns the run loads the implementation first (in a worker process under
@@ -93,19 +98,28 @@ def pytest_configure(config: pytest.Config) -> None:
         if runner is not None:
             runner.close()
         raise pytest.UsageError(str(exc)) from None
+    state["environment"] = collect(description)
     try:
         recovered = stream.set_aside(settings.report_dir, by="the next run into the same report dir")
-        lock = stream.start(settings.report_dir, run_info(settings, state["started"]), collect(description))
+        lock = stream.start(settings.report_dir, run_info(settings, state["started"]), state["environment"])
     except stream.InUse as exc:
         runner.close()
         raise pytest.UsageError(str(exc)) from None
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        runner.close()
+        raise pytest.UsageError(f"{settings.report_dir}: an unfinished run's stream there cannot be read "
+                                f"({type(exc).__name__}: {exc}); remove {stream.folder(settings.report_dir)} or "
+                                f"choose another --report-dir") from None
     config.add_cleanup(lock.close)
     if recovered is not None:
         run, folder = recovered
         config.hook.pytest_argmin_run_recovered(run=run, report_dir=folder, config=config)
+    # The report is built from this writer's memory: what this process judged, or, under xdist,
+    # what the suite's own worker processes handed over with their test reports.
+    state["writer"] = stream.Writer(settings.report_dir, "main")
     if _distributed(config):
         runner.close()  # the tests run in xdist workers, each with its own
-        config.pluginmanager.register(_Collector(stream.Writer(settings.report_dir, "main")), "argmin-collector")
+        config.pluginmanager.register(_Collector(state["writer"]), "argmin-collector")
     else:
         state["runner"] = runner
 
@@ -152,8 +166,7 @@ def conformance(request: pytest.FixtureRequest) -> Session:
     state = config.stash[_STATE]
     settings = state["settings"]
     # An xdist worker hands its records to the controller with each test's report instead.
-    writer = None if _xdist_worker(config) else stream.Writer(settings.report_dir, "main")
-    state["session"] = Session(settings, state["runner"], writer)
+    state["session"] = Session(settings, state["runner"], state.get("writer"))
     yield state["session"]
     state["session"].close()
 
@@ -201,12 +214,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state["session"].close()  # idempotent; the fixture may not have been torn down on Ctrl-C
     elif state["runner"] is not None:
         state["runner"].close()
-    settings = state["settings"]
-    if _xdist_worker(config) is not None or not stream.exists(settings.report_dir):
+    settings, writer = state["settings"], state.get("writer")
+    if writer is None:  # an xdist worker, or a run that never started
         return
+    writer.close()
     reason = _incomplete_reason(session, exitstatus)
-    run = stream.read(settings.report_dir)
-    run.info = run_info(settings, state["started"], complete=reason is None, reason=reason)
+    if not writer.intact():
+        reason = reason or TAMPERED
+        print(f"\nWARNING: {TAMPERED}", file=sys.stderr)
+    run = writer.run(run_info(settings, state["started"], complete=reason is None, reason=reason),
+                     state["environment"])
     save(run, settings.report_dir)
     stream.clear(settings.report_dir)
     config.hook.pytest_argmin_run_finished(run=run, report_dir=settings.report_dir, config=config)

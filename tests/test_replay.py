@@ -69,3 +69,58 @@ def test_snippets_reach_the_suites_verdict(tmp_path: Path, impl: str, form: str 
         assert (done.returncode == 0) == (result.outcome == "pass"), (result.outcome, done.stdout, done.stderr)
         if result.outcome in ("fail", "missing-rejection"):
             assert "AssertionError" in done.stderr, done.stderr
+
+
+# --- reproducers that fail while the bug is there (issues 21 and 22) ---------------------------
+
+MODEL_ZOO = IMPLS / "model_zoo.py"
+# (zoo module, entry, version, input, attributes): inputs each entry gets wrong, at versions where
+# ties are undefined (so only the index range shows the -1) and where they are defined.
+BUGS = [
+    ("broken_values", "minus_one_sentinel", 11, np.array([[255, 255], [3, 1]], np.uint8), {"axis": 1}),
+    ("broken_rejects", "int32_indices", 13, np.array([2, 1, 1], np.int32), {}),
+    ("broken_values", "ties_first_always", 12, np.array([2, 1, 1], np.int32), {"select_last_index": 1}),
+]
+
+
+def _run_with_checkout(script: str, folder: Path) -> subprocess.CompletedProcess:
+    """A standalone snippet with the checkout importable: the model plug-in wraps a zoo entry."""
+    path = folder / "standalone.py"
+    path.write_text(script, encoding="utf-8")
+    return subprocess.run([sys.executable, str(path)], cwd=folder, capture_output=True, text=True, timeout=300,
+                          check=False, env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+                                            "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize(("module", "entry", "version", "data", "attributes"), BUGS,
+                         ids=[f"{b[1]}-v{b[2]}-{b[3].dtype}" for b in BUGS])
+def test_replays_fail_on_the_bug_and_pass_on_a_correct_implementation(
+        tmp_path: Path, module: str, entry: str, version: int, data: np.ndarray, attributes: dict) -> None:
+    broken = f"zoo.{module}:{entry}"
+    judged = judge(spec.load(version), Case(version, data, attributes), Reply(*call(resolve(broken), data, version,
+                                                                                   attributes)),
+                   "property", lambda d, a: Reply(*call(resolve(broken), d, version, a)))
+    assert judged.failures, "the input must show the bug"
+    result, ce = judged.result, judged.evidence(judged.failures[0])
+    for impl, fails in ((broken, True), ("zoo.correct:numpy_argmin", False)):
+        done = _run(snippet(impl, version, ce, kind=result.kind, clause=result.clause), tmp_path)
+        assert (done.returncode != 0) == fails and ("AssertionError" in done.stderr) == fails, (impl, done.stderr)
+    for name, fails in ((entry, True), ("numpy_argmin", False)):
+        script = standalone(f"model:{MODEL_ZOO}:{name}", version, ce, kind=result.kind, clause=result.clause,
+                            form="symbolic")
+        done = _run_with_checkout(script, tmp_path)
+        assert (done.returncode != 0) == fails and ("AssertionError" in done.stderr) == fails, (name, done.stderr)
+
+
+def test_report_texts_enter_a_snippet_as_quoted_values(tmp_path: Path) -> None:
+    """Fields of a report (clause, problem, module names) are data: a planted line stays a string."""
+    planted = "x'); import os; os.system('touch PLANTED'); ('"
+    ce = Counterexample(to_tensor(np.array([[True, False]])), {"axis": 1}, "must raise", None,
+                        "missing-rejection\nimport os; os.system('touch PLANTED')", "")
+    scripts = [snippet(f"{IMPLS / 'plugin_good.py'}:argmin", 13, ce, kind="rejection", clause=planted),
+               standalone(f"backend:{planted}", 13, ce, kind="rejection", clause=planted, form="symbolic"),
+               standalone(f"model:{planted}:compile", 13, ce, kind="rejection", clause=planted, form="symbolic")]
+    for script in scripts:
+        compile(script, "replay.py", "exec")  # still Python
+        _run(script, tmp_path)
+        assert not (tmp_path / "PLANTED").exists(), script

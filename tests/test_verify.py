@@ -182,7 +182,7 @@ def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsy
 
 
 def _verify_rerun(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reports", "verify", str(folder), "--rerun"], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "reports", "verify", str(folder), "--rerun", "--yes"], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
 
 

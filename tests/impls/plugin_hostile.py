@@ -5,12 +5,17 @@ for its one misbehaviour."""
 from __future__ import annotations
 
 import gc
+import os
+import signal
+import time
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 import numpy as np
 
 LEAK_BYTES = 32 << 20
 _leaked: list[np.ndarray] = []
+_children: list[int] = []
 
 
 def _argmin(data: np.ndarray, attributes: dict[str, int]) -> np.ndarray:
@@ -55,3 +60,89 @@ def flood_the_pipe(data: np.ndarray, *, opset: int, **attributes: int) -> np.nda
                 thing.send_bytes(bytes(80_000_000))
     return _argmin(data, attributes)
 
+
+
+class _RunsOnUnpickle:
+    """An element whose unpickling runs code: ``pickle.loads`` calls ``exec(CODE)``. CODE marks
+    the process it runs in (a file named by its pid under $ARGMIN_HOSTILE_MARKS)."""
+
+    CODE = ("import os, pathlib; pathlib.Path(os.environ['ARGMIN_HOSTILE_MARKS'], str(os.getpid()))"
+            ".write_text('ran')")
+
+    def __reduce__(self) -> tuple:
+        return exec, (self.CODE,)
+
+
+def runs_code_where_unpickled(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """For uint8 inputs an object answer whose element runs code wherever it is unpickled."""
+    if data.dtype == np.uint8:
+        return np.array([_RunsOnUnpickle()], dtype=object)
+    return _argmin(data, attributes)
+
+
+def huge_python_int(data: np.ndarray, *, opset: int, **attributes: int) -> object:
+    """For uint8 inputs the Python int 10**5000: numpy holds it only as an object, and its repr()
+    raises (more digits than Python converts to text by default)."""
+    if data.dtype == np.uint8:
+        return [10**5000]
+    return _argmin(data, attributes)
+
+
+def same_objects(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """The right indices, always, but held as Python objects: deterministic, and wrong only in type."""
+    return _argmin(data, attributes).astype(object)
+
+
+def writes_into_its_input(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """The right answer, then its input overwritten (allowed: the input is the plug-in's copy)."""
+    found = _argmin(data, attributes)
+    data[...] = 0
+    return found
+
+
+def answers_in_its_input(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """For int64 inputs the right indices written into the input's own memory, returned as a view of it."""
+    found = _argmin(data, attributes)
+    if data.dtype != np.int64 or data.size < found.size:
+        return found
+    view = data.reshape(-1)[:found.size].reshape(found.shape)
+    view[...] = found
+    return view
+
+
+def forks_a_lingering_child(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Forks a child that sleeps for ten minutes holding stdout and stderr open, and records its
+    pid in the file ``child`` in the current folder (the run's: a worker starts in it). One child
+    per worker process."""
+    if not _children:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(600)
+            os._exit(0)
+        _children.append(pid)
+        Path("child").write_text(str(pid))
+    return _argmin(data, attributes)
+
+
+def kills_its_forkserver_and_exits_3(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """For uint8 inputs kills the process that started this worker (multiprocessing's forkserver),
+    then exits with status 3; only once when $ARGMIN_KILL_ONCE names a file (made on the first time)."""
+    once = os.environ.get("ARGMIN_KILL_ONCE")
+    if data.dtype == np.uint8 and not (once and os.path.exists(once)):
+        if once:
+            Path(once).touch()
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(0.2)
+        os._exit(3)
+    return _argmin(data, attributes)
+
+
+class _SlowToPrint:
+    def __repr__(self) -> str:
+        time.sleep(600)
+        return "never"
+
+
+def slow_to_print(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """An object answer whose repr() takes ten minutes: it hung the process that owns the run."""
+    return np.array([_SlowToPrint()], dtype=object)
