@@ -34,6 +34,7 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -180,12 +181,12 @@ class _Arena:
 class _Worker:
     """One worker process, the parent's end of its pipe and the memory they share."""
 
-    def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None) -> None:
+    def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None, log: str | None) -> None:
         context = _context()
         self.conn, child = context.Pipe(duplex=True)
         self.arena = _Arena()
         self.process = context.Process(target=worker.serve,
-                                       args=(child, impl, path, cwd, memory_limit, self.arena.path),
+                                       args=(child, impl, path, cwd, memory_limit, self.arena.path, log),
                                        name="argmin-impl-worker", daemon=False)
         try:
             self.process.start()
@@ -308,7 +309,9 @@ class Runner:
     """Calls one implementation, in a worker process or in-process."""
 
     def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0,
-                 memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT) -> None:
+                 memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT, log: Path | None = None) -> None:
+        """``log``: where the worker's stdout and stderr go (process isolation); None leaves
+        them on the caller's."""
         if isolation not in ISOLATION_MODES:
             raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
         if not timeout > 0:
@@ -326,7 +329,8 @@ class Runner:
             # The implementation is imported only in the worker: a plug-in that crashes on
             # import, or imports a heavy runtime, never does so in the process owning the run.
             # Every worker, even one restarted after the caller changed directory, loads the same.
-            self._worker_args = (portable(impl), list(sys.path), os.getcwd(), memory_limit)
+            self._worker_args = (portable(impl), list(sys.path), os.getcwd(), memory_limit,
+                                 None if log is None else str(Path(log).resolve()))
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
 

@@ -16,11 +16,12 @@ from results import RunInfo
 from results.verdict import CLAIMS
 
 from . import forms
-from .isolation import ISOLATION_MODES
+from .isolation import ISOLATION_MODES, Runner
 from .plugins import UsageError, check, model_based, portable
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
 
 LANGS = ("en", "zh-TW")
+IMPLEMENTATION_LOG = "implementation.log"  # in the report folder: what the implementation printed
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call
@@ -153,6 +154,14 @@ def _forms(impl: str, text: str | None) -> tuple[str, ...] | None:
     except ValueError as exc:
         raise UsageError(f"--forms {text!r}: unknown model form {str(exc)!r}; choose from {', '.join(forms.FORMS)}") \
             from None
+
+
+def implementation(settings: Settings) -> Runner:
+    """The implementation under test, called as the settings say. Under process isolation what it
+    writes to stdout and stderr goes to the report folder's implementation.log, not the terminal."""
+    settings.report_dir.mkdir(parents=True, exist_ok=True)
+    return Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
+                  memory_limit=settings.memory_limit, log=settings.report_dir / IMPLEMENTATION_LOG)
 
 
 def choose_seed(settings: Settings) -> Settings:

@@ -31,7 +31,7 @@ from results.stream import Writer
 from .isolation import Call, Reply, Runner
 from .judge import Failure, Judgement, judge
 from .minimize import minimize
-from .options import Settings
+from .options import Settings, implementation
 from .plugins import UsageError
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
@@ -78,8 +78,7 @@ class Session:
 
     def __init__(self, settings: Settings, runner: Runner | None = None, stream: Writer | None = None) -> None:
         self.settings = settings
-        self.runner = runner or Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
-                                       memory_limit=settings.memory_limit)
+        self.runner = runner or implementation(settings)
         self._census_runner: Runner | None = None  # the census's second asks (another worker process): _second
         self.stream = stream
         self.results: list[CaseResult] = []
@@ -161,8 +160,7 @@ class Session:
         if self._census_runner is None:
             self._census_runner = self.runner
             if self.runner.isolation != "none":
-                second = Runner(self.settings.impl, isolation=self.runner.isolation, timeout=self.settings.timeout,
-                                memory_limit=self.settings.memory_limit)
+                second = implementation(self.settings)
                 try:
                     second.load()
                     self._census_runner = second

@@ -313,11 +313,24 @@ def _shared(arena: mmap.mmap | None, item: Any) -> Any:
     return item if item.flags.writeable else item.copy()
 
 
+def _output_to(log_path: str) -> None:
+    """Point this process's stdout and stderr (the file descriptors, so that native code and
+    children write there too) at the end of ``log_path``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for target in (1, 2):
+        os.dup2(fd, target)
+    os.close(fd)
+
+
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
-          arena_path: str | None = None) -> None:
+          arena_path: str | None = None, log_path: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of calls ``[(data, version, attributes, form), ...]``
-    until the parent closes the connection or the implementation crashes (out of memory, sys.exit)."""
+    until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
+    What the implementation writes to stdout and stderr goes to ``log_path`` (appended), not
+    between the suite's own lines."""
     # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
     # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
     # have the case in flight recorded as a crash.
@@ -325,6 +338,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if hasattr(os, "setpgid"):  # a group of its own, which the parent ends with it (isolation._Worker)
         os.setpgid(0, 0)
+    if log_path is not None:
+        _output_to(log_path)
     sys.path[:] = path
     os.chdir(cwd)
     from engine.plugins import UsageError, describe, resolve

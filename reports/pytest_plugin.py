@@ -23,9 +23,17 @@ _WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
 
 
+# What the implementation printed (engine.options.IMPLEMENTATION_LOG): named where there is any.
+_LOG, _LOG_KIND = "implementation.log", "implementation output (its stdout and stderr)"
+
+
 def _write(run: RawRun, report_dir: Path) -> tuple[dict, dict[str, Path]]:
     document = aggregate(run)
-    return document, {"raw": Path(report_dir) / RAW, **write_documents(document, report_dir, lang=run.info.lang)}
+    paths = {"raw": Path(report_dir) / RAW, **write_documents(document, report_dir, lang=run.info.lang)}
+    log = Path(report_dir) / _LOG
+    if log.is_file() and log.stat().st_size:
+        paths[_LOG_KIND] = log
+    return document, paths
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -62,7 +70,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
         for warning in v["census_warnings"]:
             lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}")
     lines.append(f"  {certificate_line(document['certificate'])}")
-    lines += [f"  {kind} report: {path}" for kind, path in paths.items()]
+    lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines
 
 

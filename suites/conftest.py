@@ -19,8 +19,8 @@ from types import FrameType
 import pytest
 
 import spec
-from engine.isolation import Runner, guard_owner
-from engine.options import OPTIONS, choose_seed, run_info, validate
+from engine.isolation import guard_owner
+from engine.options import IMPLEMENTATION_LOG, OPTIONS, choose_seed, implementation, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
 from engine.session import Nonconformance, Session
@@ -91,8 +91,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # process isolation): a bad plug-in ends the run here, with the worker's one-line message.
     runner = None
     try:  # in-process (--isolation none) the constructor itself loads the implementation
-        runner = Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
-                        memory_limit=settings.memory_limit)
+        (settings.report_dir / IMPLEMENTATION_LOG).unlink(missing_ok=True)  # an earlier run's output
+        runner = implementation(settings)
         description = runner.load()
     except UsageError as exc:
         if runner is not None:

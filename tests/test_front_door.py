@@ -87,6 +87,17 @@ def test_a_correct_path_form_implementation_is_conformant_exit_0(tmp_path: Path)
     assert {v["verdict"] for v in report["versions"]} == {"conformant"}
 
 
+def test_what_the_implementation_prints_goes_to_a_log_beside_the_report(tmp_path: Path) -> None:
+    result = run("--impl", "tests/impls/chatty.py:argmin", "--versions", "11", "--dtypes", "float",
+                 "--report-dir", str(tmp_path), *QUICK)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "CHATTY" not in result.stdout + result.stderr
+    log = (tmp_path / "implementation.log").read_text(encoding="utf-8")
+    assert all(f"CHATTY-{kind}" in log for kind in ("STDOUT", "STDERR", "NATIVE"))
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == f"  implementation output (its stdout and stderr): {tmp_path / 'implementation.log'}"
+
+
 def test_a_broken_implementation_exits_1_with_the_violated_versions(tmp_path: Path) -> None:
     result = run("--impl", "zoo.broken_values:ties_last_always", "--dtypes", "int32", "--isolation", "none",
                  "--report-dir", str(tmp_path), *QUICK)
