@@ -18,7 +18,7 @@ import nox
 # The --impl grammar is read from the suite itself (engine.plugins imports only the standard
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from engine.plugins import DEFAULT_IMPL, runtime_distribution
+from engine.plugins import DEFAULT_IMPL, runtime_distributions
 
 sys.path.pop(0)
 
@@ -145,8 +145,7 @@ def conformance(session: nox.Session) -> None:
     Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
     1 non-conformant, 2 the run could not be carried out."""
     installs, args = _pop_installs(list(session.posargs))
-    runtime = runtime_distribution(_impl(args))
-    python = _venv(session, [*RUNTIME, *installs, *([runtime] if runtime else [])])
+    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(_impl(args))])
     command = [str(python), "-m", "suites", *args]
     session.log(" ".join(command))
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
