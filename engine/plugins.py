@@ -269,7 +269,9 @@ def describe(impl: str, fn: Callable[..., Any] | None = None) -> dict[str, Any]:
         return _plugin(_split(impl)[0])
     runtime, argument = builtin
     module = runtime.module or str(argument)
-    distribution, version = _distribution(module)
+    # The registry names the distributions; a backend: module's is found from the module.
+    distribution, version = (runtime.distributions[0], _version(runtime.distributions[0])) \
+        if runtime.distributions else _distribution(module)
     names = runtime.distributions or ((distribution,) if distribution else ())
     description = {"module": module, "distribution": distribution, "version": version,
                    "device": getattr(fn, "provider", None) or getattr(fn, "device", None),

@@ -13,11 +13,12 @@ from .iree import IREE
 from .onnx_reference import ONNX_REFERENCE
 from .onnxruntime import ONNXRUNTIME
 from .openvino import OPENVINO
+from .tinygrad import TINYGRAD
 from .tract import TRACT
 from .tvm import TVM
 
 # In the order the help text and the ecosystem matrix name them (the default first).
-RUNTIMES: tuple[Runtime, ...] = (ONNXRUNTIME, ONNX_REFERENCE, OPENVINO, TRACT, TVM, IREE, BACKEND)
+RUNTIMES: tuple[Runtime, ...] = (ONNXRUNTIME, ONNX_REFERENCE, OPENVINO, TRACT, TVM, TINYGRAD, IREE, BACKEND)
 BY_WORD = {runtime.word: runtime for runtime in RUNTIMES}
 DEFAULT = ONNXRUNTIME
 # The built-ins the ecosystem run covers: every runtime that needs no argument to name a module.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -27,7 +27,6 @@ class Runtime:
     # (the call's input list) and FEEDS (a dict by input name) are filled in by reports.replay.
     imports: tuple[str, ...] = ()
     lines: tuple[str, ...] = ()
-    needs: tuple[str, ...] = field(default=())  # system programs it needs (tinygrad: a C compiler)
 
     @property
     def option_required(self) -> bool:
