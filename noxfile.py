@@ -1,6 +1,6 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), and ``compare``, ``matrix``, ``verify``, ``adequacy``, ``bench``."""
+(ruff), and ``compare``, ``matrix``, ``ecosystem``, ``verify``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import nox
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.plugins import DEFAULT_IMPL, runtime_distributions
+from engine.runtimes import BUILT_IN
 
 sys.path.pop(0)
 
@@ -95,15 +96,18 @@ def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _impl(args: list[str]) -> str:
-    """The --impl value among the suite's arguments (the last one wins, as in argparse)."""
-    found = DEFAULT_IMPL
-    for i, arg in enumerate(args):
-        if arg == "--impl" and i + 1 < len(args):
-            found = args[i + 1]
-        elif arg.startswith("--impl="):
-            found = arg.split("=", 1)[1]
-    return found
+def _pop_option(args: list[str], name: str, default: str) -> tuple[str, list[str]]:
+    """The value of ``--name VALUE`` (or ``--name=VALUE``) among ``args``, and the other arguments."""
+    value, rest = default, []
+    pending = iter(args)
+    for arg in pending:
+        if arg == name:
+            value = next(pending, default)
+        elif arg.startswith(f"{name}="):
+            value = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return value, rest
 
 
 def _local(requirement: str) -> bool:
@@ -145,7 +149,7 @@ def conformance(session: nox.Session) -> None:
     Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
     1 non-conformant, 2 the run could not be carried out."""
     installs, args = _pop_installs(list(session.posargs))
-    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(_impl(args))])
+    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(_pop_option(args, "--impl", DEFAULT_IMPL)[0])])
     command = [str(python), "-m", "suites", *args]
     session.log(" ".join(command))
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
@@ -191,6 +195,39 @@ def matrix(session: nox.Session) -> None:
         session.error("usage: nox -s matrix -- RUN_DIR_OR_REPORT.json [...] [--out PAGE.html]")
     session.install(*RUNTIME)
     session.run("python", "-m", "reports", "matrix", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def ecosystem(session: nox.Session) -> None:
+    """Every built-in runtime at one profile and seed, each in its own virtualenv, on one page:
+    ``nox -s ecosystem -- [--profile quick] [--seed 1] [--only tvm,iree] [--out runs/ecosystem]
+    [suite options, e.g. --versions 13]``. Writes OUT/<runtime>/ and OUT/matrix.html. Exit status
+    2 when a run could not be carried out (its column is missing from the page), else 0."""
+    args = list(session.posargs)
+    profile, args = _pop_option(args, "--profile", "quick")
+    seed, args = _pop_option(args, "--seed", "1")
+    out, args = _pop_option(args, "--out", "runs/ecosystem")
+    only, args = _pop_option(args, "--only", ",".join(runtime.word for runtime in BUILT_IN))
+    words = [word for word in only.split(",") if word]
+    unknown = sorted(set(words) - {runtime.word for runtime in BUILT_IN})
+    if unknown:
+        session.error(f"--only {unknown[0]!r} is not a built-in; choose from "
+                      f"{', '.join(runtime.word for runtime in BUILT_IN)}")
+    carried, failed = [], []
+    for word in words:  # one at a time: each run uses the machine's cores itself
+        python = _venv(session, [*RUNTIME, *runtime_distributions(word)])
+        folder = Path(out) / word
+        command = [str(python), "-m", "suites", "--impl", word, "--profile", profile, "--seed", seed,
+                   "--report-dir", str(folder), *args]
+        session.log(" ".join(command))
+        code = _suite(command)
+        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else word)
+    if carried:
+        session.run(str(_venv(session, RUNTIME)), "-m", "reports", "matrix", *carried, "--out",
+                    str(Path(out) / "matrix.html"), external=True)
+    if failed:
+        session.log(f"could not be carried out: {', '.join(failed)} (see its output above)")
+        sys.exit(2)
 
 
 @nox.session
