@@ -132,3 +132,14 @@ def test_the_suite_finds_tracts_known_bugs() -> None:
     assert "float" in failing.get("C5", set()) and "int32" not in failing.get("C5", set())
     assert failing.get("C1") == {"uint32"}
     assert "C10" in failing
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_tvms_known_bugs() -> None:
+    """TVM 0.27 answers -1 where every element of a slice is the type's maximum (uint8 [255],
+    float [FLT_MAX] or [inf]: C4, checked by hand on a one-node model), and fails to compile a
+    bfloat16 model ("Check failed: StructuralEqual()"), an error on a type of T (C1)."""
+    pytest.importorskip("tvm")
+    failing = _failing("tvm", "uint8,float,bfloat16")
+    assert {"uint8", "float"} <= failing.get("C4", set())
+    assert "bfloat16" in failing.get("C1", set())
