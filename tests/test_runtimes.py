@@ -1,8 +1,12 @@
 """The OpenVINO and tract built-ins: right answers in every model form, each runtime's own
 "type not supported" (and only that) read as unsupported, everything else it refuses a
-rejection, a process-killing panic a crash, and the output shapes each runtime declares."""
+rejection, a process-killing panic a crash, and the output shapes each runtime declares. Then
+(e2e) the known bugs of OpenVINO, tract, TVM, IREE and tinygrad, found by the whole suite."""
 
 from __future__ import annotations
+
+import os
+import shutil
 
 import ml_dtypes
 import numpy as np
@@ -155,3 +159,14 @@ def test_the_suite_finds_irees_known_bugs() -> None:
     failing = _failing("iree", "float")
     for clause in ("C1", "C4", "C5", "C6"):
         assert "float" in failing.get(clause, set()), clause
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_tinygrads_known_bugs() -> None:
+    """tinygrad 0.14 (DEV=CPU), checked by hand on a one-node model: uint8 [0, 1] gives 1 (C5)
+    and uint8 [1, 1, 1, 1] gives 4, out of range (C4)."""
+    pytest.importorskip("tinygrad")
+    if shutil.which(os.environ.get("CC", "clang")) is None:
+        pytest.skip("tinygrad's CPU device needs clang, which is not installed here")
+    failing = _failing("tinygrad", "uint8")
+    assert "uint8" in failing.get("C4", set()) and "uint8" in failing.get("C5", set())
