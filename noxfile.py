@@ -1,6 +1,6 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), and ``compare``, ``matrix``, ``verify``, ``adequacy``, ``bench``."""
+(ruff), and ``compare``, ``matrix``, ``ecosystem``, ``verify``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import nox
 # The --impl grammar is read from the suite itself (engine.plugins imports only the standard
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from engine.plugins import DEFAULT_IMPL, runtime_distribution
+from engine.plugins import DEFAULT_IMPL, runtime_commands, runtime_distributions
+from engine.runtimes import BUILT_IN
 
 sys.path.pop(0)
 
@@ -29,19 +30,24 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 RUNTIME = PYPROJECT["project"]["dependencies"]
 
 
-def _chromium(session: nox.Session) -> None:
-    """The report tests render in a real browser: Debian's headless Chromium, never a downloaded
-    build. Installed here where it is missing and we may (root with apt-get); otherwise one line
-    says what to run."""
-    if shutil.which("chromium") or os.path.exists("/usr/bin/chromium"):
+def _debian(session: nox.Session, commands: list[str], why: str) -> None:
+    """System commands from Debian's packages of the same name, never a downloaded build: the
+    report tests' headless Chromium, tinygrad's clang. Installed here where they are missing and we
+    may (root with apt-get); otherwise one line says what to run."""
+    missing = [c for c in commands if not (shutil.which(c) or os.path.exists(f"/usr/bin/{c}"))]
+    if not missing:
         return
     if not (shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0):
-        session.error("the report tests need headless Chromium: run `sudo apt-get install -y chromium` "
-                      "(Debian's package), then run this session again")
-    session.log("installing Debian's chromium package for the browser tests")
+        session.error(f"{why} need{'s' if len(missing) == 1 else ''} {', '.join(missing)}: run "
+                      f"`sudo apt-get install -y {' '.join(missing)}` (Debian's packages), then run this session again")
+    session.log(f"installing Debian's {', '.join(missing)} for {why}")
     quiet = {"DEBIAN_FRONTEND": "noninteractive"}
     session.run("apt-get", "update", "-qq", external=True, env=quiet)
-    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=quiet)
+    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=quiet)
+
+
+# What the built-in runtimes' tests need on PATH (tinygrad compiles its kernels with clang).
+_RUNTIME_COMMANDS = sorted({command for runtime in BUILT_IN for command in runtime.commands})
 
 
 def _pytest(session: nox.Session, marks: str) -> None:
@@ -52,13 +58,16 @@ def _pytest(session: nox.Session, marks: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The project's own tests, at the quick Hypothesis profile (the e2e runs are apart)."""
-    _chromium(session)
+    _debian(session, ["chromium"], "the report tests")
+    _debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
     _pytest(session, "not e2e")
 
 
 @nox.session
 def e2e(session: nox.Session) -> None:
     """The long end-to-end runs: every zoo entry through the whole suite, and adequacy."""
+    _debian(session, ["chromium"], "the report tests")
+    _debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
     _pytest(session, "e2e")
 
 
@@ -95,15 +104,18 @@ def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _impl(args: list[str]) -> str:
-    """The --impl value among the suite's arguments (the last one wins, as in argparse)."""
-    found = DEFAULT_IMPL
-    for i, arg in enumerate(args):
-        if arg == "--impl" and i + 1 < len(args):
-            found = args[i + 1]
-        elif arg.startswith("--impl="):
-            found = arg.split("=", 1)[1]
-    return found
+def _pop_option(args: list[str], name: str, default: str) -> tuple[str, list[str]]:
+    """The value of ``--name VALUE`` (or ``--name=VALUE``) among ``args``, and the other arguments."""
+    value, rest = default, []
+    pending = iter(args)
+    for arg in pending:
+        if arg == name:
+            value = next(pending, default)
+        elif arg.startswith(f"{name}="):
+            value = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return value, rest
 
 
 def _local(requirement: str) -> bool:
@@ -145,8 +157,9 @@ def conformance(session: nox.Session) -> None:
     Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
     1 non-conformant, 2 the run could not be carried out."""
     installs, args = _pop_installs(list(session.posargs))
-    runtime = runtime_distribution(_impl(args))
-    python = _venv(session, [*RUNTIME, *installs, *([runtime] if runtime else [])])
+    impl = _pop_option(args, "--impl", DEFAULT_IMPL)[0]
+    _debian(session, list(runtime_commands(impl)), impl)
+    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)])
     command = [str(python), "-m", "suites", *args]
     session.log(" ".join(command))
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
@@ -192,6 +205,40 @@ def matrix(session: nox.Session) -> None:
         session.error("usage: nox -s matrix -- RUN_DIR_OR_REPORT.json [...] [--out PAGE.html]")
     session.install(*RUNTIME)
     session.run("python", "-m", "reports", "matrix", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def ecosystem(session: nox.Session) -> None:
+    """Every built-in runtime at one profile and seed, each in its own virtualenv, on one page:
+    ``nox -s ecosystem -- [--profile quick] [--seed 1] [--only tvm,iree] [--out runs/ecosystem]
+    [suite options, e.g. --versions 13]``. Writes OUT/<runtime>/ and OUT/matrix.html. Exit status
+    2 when a run could not be carried out (its column is missing from the page), else 0."""
+    args = list(session.posargs)
+    profile, args = _pop_option(args, "--profile", "quick")
+    seed, args = _pop_option(args, "--seed", "1")
+    out, args = _pop_option(args, "--out", "runs/ecosystem")
+    only, args = _pop_option(args, "--only", ",".join(runtime.word for runtime in BUILT_IN))
+    words = [word for word in only.split(",") if word]
+    unknown = sorted(set(words) - {runtime.word for runtime in BUILT_IN})
+    if unknown:
+        session.error(f"--only {unknown[0]!r} is not a built-in; choose from "
+                      f"{', '.join(runtime.word for runtime in BUILT_IN)}")
+    carried, failed = [], []
+    for word in words:  # one at a time: each run uses the machine's cores itself
+        _debian(session, list(runtime_commands(word)), word)
+        python = _venv(session, [*RUNTIME, *runtime_distributions(word)])
+        folder = Path(out) / word
+        command = [str(python), "-m", "suites", "--impl", word, "--profile", profile, "--seed", seed,
+                   "--report-dir", str(folder), *args]
+        session.log(" ".join(command))
+        code = _suite(command)
+        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else word)
+    if carried:
+        session.run(str(_venv(session, RUNTIME)), "-m", "reports", "matrix", *carried, "--out",
+                    str(Path(out) / "matrix.html"), external=True)
+    if failed:
+        session.log(f"could not be carried out: {', '.join(failed)} (see its output above)")
+        sys.exit(2)
 
 
 @nox.session

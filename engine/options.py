@@ -15,7 +15,7 @@ from generators import profiles
 from results import RunInfo
 from results.verdict import CLAIMS
 
-from . import forms
+from . import forms, runtimes
 from .isolation import ISOLATION_MODES, Runner
 from .plugins import UsageError, check, model_based, portable
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
@@ -29,11 +29,12 @@ _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100
 # name, metavar, help, default; every option takes one value.
 OPTIONS = (
     ("--impl", "SPEC", "implementation under test: module:function, path/to/file.py:function, "
-                       "model:MODULE_OR_PATH:FUNCTION, onnxruntime[:PROVIDER], onnx-reference, openvino[:DEVICE], "
-                       "tract or backend:MODULE", "onnxruntime"),
+                       "model:MODULE_OR_PATH:FUNCTION, "
+                       + ", ".join(runtime.usage for runtime in runtimes.RUNTIMES[:-1])
+                       + f" or {runtimes.RUNTIMES[-1].usage}", runtimes.DEFAULT.word),
     ("--forms", "LIST", "model forms for implementations the suite builds models for: "
                         f"{','.join(forms.FORMS)} (default: all; "
-                        + ", ".join(f"{form} on {share:.0%} of the cases" for form, share in forms.SHARES.items())
+                        + ", ".join(f"{form} on {share:.0%}% of the cases" for form, share in forms.SHARES.items())
                         + ")", None),
     ("--versions", "LIST", "comma-separated ArgMin versions to test", None),
     ("--dtypes", "LIST", "comma-separated element types: restricts the claim to this subset of T", None),
@@ -137,7 +138,7 @@ def validate(values: dict[str, str | None]) -> Settings:
     claim = values.get("claim") or "implemented"
     if claim not in CLAIMS:
         raise UsageError(f"unknown claim {claim!r}; choose {' or '.join(CLAIMS)} (e.g. --claim all)")
-    impl = values.get("impl") or "onnxruntime"
+    impl = values.get("impl") or runtimes.DEFAULT.word
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
                     timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim)

@@ -19,18 +19,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-DEFAULT_IMPL = "onnxruntime"
-REFERENCE = "onnx-reference"
-TRACT = "tract"
-_OPENVINO = "openvino"
+from engine.runtimes import DEFAULT, RUNTIMES, Runtime, find
+from engine.runtimes.entry import Unavailable
+
+DEFAULT_IMPL = DEFAULT.word
 _BACKEND_PREFIX = "backend:"
 _MODEL_PREFIX = "model:"
 _GRAMMAR = ("use module:function, path.py:function, model:MODULE_OR_PATH:FUNCTION or one of "
-            "onnxruntime[:PROVIDER], onnx-reference, openvino[:DEVICE], tract, backend:MODULE")
-# Devices OpenVINO composes from others (AUTO:GPU,CPU and the like): never in available_devices.
-_OPENVINO_VIRTUAL = ("AUTO", "HETERO", "MULTI", "BATCH")
-# The Python distribution that provides each runtime built in (for --install and the environment).
-RUNTIMES = {DEFAULT_IMPL: "onnxruntime", REFERENCE: "onnx", _OPENVINO: "openvino", TRACT: "tract"}
+            + ", ".join(runtime.usage for runtime in RUNTIMES))
 
 
 class UsageError(Exception):
@@ -119,28 +115,28 @@ def _model_parts(impl: str) -> tuple[str, str]:
     return _split(impl, impl[len(_MODEL_PREFIX):], "model:MODULE_OR_PATH:FUNCTION")
 
 
-def _builtin(impl: str) -> tuple[str, str | None] | None:
-    """(built-in name, its argument: execution provider or device) of a built-in --impl value."""
-    if impl in (REFERENCE, TRACT):
-        return impl, None
-    for name in (DEFAULT_IMPL, _OPENVINO):
-        if impl == name:
-            return name, None
-        if impl.startswith(f"{name}:"):
-            return name, impl[len(name) + 1:]
-    return None
+def _builtin(impl: str) -> tuple[Runtime, str | None] | None:
+    """(registered runtime, its argument: execution provider, device or module) of an --impl
+    value naming one (engine.runtimes); None for a plug-in."""
+    return find(impl)
 
 
 def model_based(impl: str) -> bool:
     """Whether the suite builds the ONNX models for ``impl`` (built-ins, backend:, model:), so the
     cases can be given to it in every model form (``engine.forms``)."""
-    return _builtin(impl) is not None or impl.startswith((_BACKEND_PREFIX, _MODEL_PREFIX))
+    return _builtin(impl) is not None or impl.startswith(_MODEL_PREFIX)
 
 
-def runtime_distribution(impl: str) -> str | None:
-    """The distribution a built-in --impl value needs installed (``openvino`` for openvino:GPU)."""
+def runtime_distributions(impl: str) -> tuple[str, ...]:
+    """Every distribution a built-in --impl value needs installed; () for anything else."""
     builtin = _builtin(impl)
-    return RUNTIMES[builtin[0]] if builtin else None
+    return builtin[0].distributions if builtin else ()
+
+
+def runtime_commands(impl: str) -> tuple[str, ...]:
+    """The system commands a built-in --impl value needs on PATH (tinygrad's clang); () otherwise."""
+    builtin = _builtin(impl)
+    return builtin[0].commands if builtin else ()
 
 
 def _check_target(impl: str, target: str) -> None:
@@ -157,28 +153,22 @@ def check(impl: str) -> None:
     implementation is loaded (a worker process under process isolation)."""
     builtin = _builtin(impl)
     if builtin is not None:
-        name, argument = builtin
-        if argument == "":
-            example = "onnxruntime:CPUExecutionProvider" if name == DEFAULT_IMPL else "openvino:CPU"
-            raise UsageError(f"--impl {impl!r} names no {'execution provider' if name == DEFAULT_IMPL else 'device'}; "
-                             f"write e.g. {example}")
-        return
-    if impl.startswith(_BACKEND_PREFIX):
-        if not impl[len(_BACKEND_PREFIX):]:
-            raise UsageError(f"--impl {impl!r} names no module; write backend:MODULE, e.g. backend:onnxruntime.backend")
+        runtime, argument = builtin
+        if argument == "" or (argument is None and runtime.option_required):
+            raise UsageError(f"--impl {impl!r} names no {runtime.option}; write e.g. {runtime.example}")
         return
     _check_target(impl, (_model_parts(impl) if impl.startswith(_MODEL_PREFIX) else _split(impl))[0])
 
 
-def _runtime(impl: str, name: str) -> None:
-    """Import a built-in's runtime (module and distribution share its name), or say in one line
-    how to get it."""
+def _runtime(impl: str, runtime: Runtime) -> None:
+    """Import a built-in's runtime, or say in one line how to get it."""
     try:
-        importlib.import_module(name)
+        importlib.import_module(runtime.module)
     except Exception as exc:
         reason = _one_line(f"{type(exc).__name__}: {exc}")
-        raise UsageError(f"--impl {impl!r} needs {name}, which does not import here ({reason}); run it through "
-                         f"`nox -s conformance`, which installs it, or `pip install {name}`") from None
+        wanted = " ".join(runtime.distributions)
+        raise UsageError(f"--impl {impl!r} needs {wanted}, which does not import here ({reason}); run it through "
+                         f"`nox -s conformance`, which installs it, or `pip install {wanted}`") from None
 
 
 def _load(impl: str, target: str, name: str) -> Callable[..., Any]:
@@ -187,43 +177,23 @@ def _load(impl: str, target: str, name: str) -> Callable[..., Any]:
     return _attribute(impl, _import(impl, target), f"module {target!r}", name)
 
 
-def _openvino(impl: str, device: str | None) -> Callable[..., Any]:
-    from engine.adapters import OpenVinoArgMin
-
-    _runtime(impl, "openvino")
-    adapter = OpenVinoArgMin(device or "CPU")
-    available = adapter.devices()
-    base = adapter.device.split(":")[0].split(".")[0]
-    if base not in _OPENVINO_VIRTUAL and adapter.device not in available and base not in available:
-        raise UsageError(f"--impl {impl!r}: OpenVINO has no device {adapter.device!r} here; "
-                         f"use one of: {', '.join(available)}")
-    return adapter
-
-
 def resolve(impl: str) -> Callable[..., Any]:
     """The callable behind an --impl value: fn(data, *, opset, **attributes). This imports the
     implementation: call it only where the implementation is meant to run."""
     check(impl)
-    from engine import adapters  # the adapters import onnx: only pay for it when asked
-
     builtin = _builtin(impl)
     if builtin is not None:
-        name, argument = builtin
-        if name == _OPENVINO:
-            return _openvino(impl, argument)
-        _runtime(impl, RUNTIMES[name])
-        if name == TRACT:
-            return adapters.TractArgMin()
-        if name == REFERENCE:
-            return adapters.ReferenceArgMin()
-        provider = argument or "CPUExecutionProvider"
-        available = adapters.providers()
-        if provider not in available:
-            raise UsageError(f"--impl {impl!r}: onnxruntime has no execution provider {provider!r} here; "
-                             f"use one of: {', '.join(available)}")
-        return adapters.OnnxRuntimeArgMin(provider)
-    if impl.startswith(_BACKEND_PREFIX):
-        return adapters.BackendArgMin(_backend_module(impl))
+        runtime, argument = builtin
+        if runtime.module:
+            _runtime(impl, runtime)
+        else:  # the argument names the module (backend:MODULE)
+            _backend_module(impl)
+        try:
+            return runtime.create(argument)
+        except Unavailable as exc:
+            raise UsageError(f"--impl {impl!r}: {exc}") from None
+    from engine import adapters  # the adapters import onnx: only pay for it when asked
+
     if impl.startswith(_MODEL_PREFIX):
         return adapters.ModelPluginArgMin(_load(impl, *_model_parts(impl)))
     return _load(impl, *_split(impl))
@@ -234,7 +204,7 @@ def portable(impl: str) -> str:
     worker process (or a replay snippet) whatever its working directory."""
     prefix = _MODEL_PREFIX if impl.startswith(_MODEL_PREFIX) else ""
     rest = impl[len(prefix):]
-    if _builtin(impl) is not None or impl.startswith(_BACKEND_PREFIX) or ":" not in rest:
+    if _builtin(impl) is not None or ":" not in rest:
         return impl
     target, name = rest.rpartition(":")[::2]
     return f"{prefix}{Path(target).expanduser().resolve()}:{name}" if target and _is_path(target) else impl
@@ -301,15 +271,26 @@ def describe(impl: str, fn: Callable[..., Any] | None = None) -> dict[str, Any]:
     builtin = _builtin(impl)
     if builtin is None and impl.startswith(_MODEL_PREFIX):
         return _plugin(_model_parts(impl)[0])
-    if builtin is None and not impl.startswith(_BACKEND_PREFIX):
-        return _plugin(_split(impl)[0])
     if builtin is None:
-        module = impl[len(_BACKEND_PREFIX):]
-    else:  # the runtime's module is named as its distribution, but for onnx's reference evaluator
-        module = "onnx.reference" if builtin[0] == REFERENCE else RUNTIMES[builtin[0]]
-    distribution, version = _distribution(module)
+        return _plugin(_split(impl)[0])
+    runtime, argument = builtin
+    module = runtime.module or str(argument)
+    # The registry names the distributions; a backend: module's is found from the module.
+    distribution, version = (runtime.distributions[0], _version(runtime.distributions[0])) \
+        if runtime.distributions else _distribution(module)
+    names = runtime.distributions or ((distribution,) if distribution else ())
     description = {"module": module, "distribution": distribution, "version": version,
-                   "device": getattr(fn, "provider", None) or getattr(fn, "device", None)}
+                   "device": getattr(fn, "provider", None) or getattr(fn, "device", None),
+                   "distributions": {name: _version(name) for name in names}}
     if hasattr(fn, "properties"):
         description["device_properties"] = fn.properties()
+    if getattr(fn, "configuration", None):
+        description["configuration"] = dict(fn.configuration)
     return description
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None

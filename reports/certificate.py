@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine import runtimes
 from results import RawRun
 from results.digest import results_digest
 
@@ -21,13 +22,14 @@ REASONS = ("profile", "incomplete", "no-commit", "modified-tree", "no-digests")
 
 def device(environment: dict[str, Any], impl: str) -> str | None:
     """Where the implementation ran, as far as the run knows: a device the plug-in reported,
-    else the execution provider of the built-in onnxruntime adapter (CPU unless named)."""
+    else the option of the built-in runtime the --impl value names (its default unless named)."""
     for key in ("device", "provider"):
         if environment.get(key):
             return str(environment[key])
-    if impl == "onnxruntime" or impl.startswith("onnxruntime:"):
-        return impl.partition(":")[2] or "CPUExecutionProvider"
-    return None
+    found = runtimes.find(impl)
+    if found is None or found[0].option in (None, "module"):
+        return None
+    return found[1] or found[0].default
 
 
 def _reasons(raw: RawRun) -> list[str]:

@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import spec
+from engine import runtimes
+from engine.adapters.models import recipe
 from results import Counterexample, Tensor
 from results.tensors import from_tensor
 from spec.oracle import Expectation, expect
@@ -192,45 +194,17 @@ def _must_raise(run: list[str], clauses: str, name: str) -> list[str]:
 
 # --- the standalone snippet: onnx and the runtime, nothing of the suite -------------------------
 
-_RUNTIMES = {
-    # name: (imports, lines that set `result` (and `declared` where the runtime declares a shape) from `model`)
-    "onnxruntime": (["import onnxruntime as ort"], [
-        "session = ort.InferenceSession(model.SerializeToString(), providers=[PROVIDER])",
-        "result = session.run(None, FEEDS)[0]",
-        "declared = [str(d) for d in session.get_outputs()[0].shape]"]),
-    "onnx-reference": (["from onnx.reference import ReferenceEvaluator"], [
-        "result = ReferenceEvaluator(model).run(None, FEEDS)[0]",
-        "declared = [str(d.dim_value) if d.HasField('dim_value') else '?' for d in "
-        "onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type.shape.dim]"]),
-    "openvino": (["import openvino as ov"], [
-        "core = ov.Core()",
-        "compiled = core.compile_model(core.read_model(model.SerializeToString()), DEVICE)",
-        "result = compiled(INPUTS)[compiled.output(0)]",
-        "declared = [str(d) for d in compiled.output(0).get_partial_shape()]"]),
-    "tract": (["import tempfile", "", "import tract"], [
-        "path = tempfile.mkdtemp() + '/argmin.onnx'",
-        "onnx.save(model, path)",
-        "typed = tract.onnx().load(path).into_model()",
-        "declared = [str(d) for d in typed.output_fact(0).dims()]",
-        "result = typed.into_runnable().run(INPUTS)[0].to_numpy()"]),
-    "backend": (["import importlib", "", "backend = importlib.import_module(BACKEND)"], [
-        "result = backend.prepare(model, device='CPU').run(INPUTS)[0]"]),
-    "model": (["PLUGIN_IMPORT"], [
-        "result = np.asarray(FUNCTION(model)(*INPUTS))"]),
-}
+# A vendor's model plug-in: its import lines come from _plugin_import.
+_MODEL_PLUGIN = ([], ["result = np.asarray(FUNCTION(model)(*INPUTS))"])
 
 
 def _runtime(impl: str) -> tuple[str, str | None] | None:
-    """(runtime, its argument) of a model-based --impl value; None for a function plug-in."""
-    for name in ("onnxruntime", "openvino"):
-        if impl == name or impl.startswith(f"{name}:"):
-            return name, impl[len(name) + 1:] or None
-    if impl in ("onnx-reference", "tract"):
-        return impl, None
-    for prefix in ("backend", "model"):
-        if impl.startswith(f"{prefix}:"):
-            return prefix, impl[len(prefix) + 1:]
-    return None
+    """(registered runtime's word or "model", its argument) of a model-based --impl value; None
+    for a function plug-in."""
+    found = runtimes.find(impl)
+    if found is not None:
+        return found[0].word, found[1]
+    return ("model", impl[len("model:"):]) if impl.startswith("model:") else None
 
 
 def _plugin_import(target: str) -> tuple[list[str], str]:
@@ -249,15 +223,17 @@ def _plugin_import(target: str) -> tuple[list[str], str]:
 
 def _runtime_lines(runtime: str, argument: str | None, form: str | None,
                    ce: Counterexample) -> tuple[list[str], list[str]]:
-    imports, lines = _RUNTIMES[runtime]
+    entry = runtimes.BY_WORD.get(runtime)
+    imports, lines = (list(entry.imports), list(entry.lines)) if entry else _MODEL_PLUGIN
     inputs = "[]" if form == "initializer" else "[data]"
     feeds = "{}" if form == "initializer" else "{'data': data}"
     if runtime == "onnxruntime" and form != "initializer" and _dtype_expression(ce.input.type_name)[0].startswith(
             "ml_dtypes"):  # onnxruntime's numpy bridge does not take ml_dtypes arrays
         feeds = ("{'data': ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, "
                  f"TensorProto.{ce.input.type_name.upper()})}}")
-    replacements = {"PROVIDER": repr(argument or "CPUExecutionProvider"), "DEVICE": repr(argument or "CPU"),
-                    "INPUTS": inputs, "FEEDS": feeds, "BACKEND": repr(argument or "")}
+    option = argument or (entry.default if entry else None)
+    replacements = {"OPTION": repr(option),  # a value, quoted: a module name from a report is never pasted as code
+                    "INPUTS": inputs, "FEEDS": feeds}
     if runtime == "model":
         extra, function = _plugin_import(argument or "")
         imports, replacements["FUNCTION"] = ["import functools", *extra], function
@@ -266,13 +242,20 @@ def _runtime_lines(runtime: str, argument: str | None, form: str | None,
         [fill.sub(lambda m: replacements[m[0]], line) for line in lines]
 
 
-def _graph_lines(form: str | None, ce: Counterexample) -> list[str]:
-    element = f"TensorProto.{ce.input.type_name.upper()}"
-    shape = [int(n) for n in ce.input.shape]
-    if form == "initializer":
-        return ["inputs, initializers = [], [numpy_helper.from_array(data, 'data')]"]
-    dims = shape if form == "static" else [f"d{i}" for i in range(len(shape))]
-    return [f"inputs, initializers = [helper.make_tensor_value_info('data', {element}, {dims!r})], []"]
+def _form_arguments(form: str | None) -> str:
+    """The keyword arguments of argmin_model that build ``form`` (engine.adapters.models.form_model)."""
+    return {"static": ", shape=data.shape", "initializer": ", initializer=data"}.get(form or "", "")
+
+
+def _where(runtime: str, argument: str | None) -> str:
+    """The runtime as the snippet's headline names it: "OpenVINO (CPU)", "the ONNX backend M"."""
+    entry = runtimes.BY_WORD.get(runtime)
+    if entry is None:
+        return "the model plug-in"
+    option = argument or entry.default
+    if entry.option == "module":
+        return f"{entry.label} {option}"
+    return f"{entry.label} ({option})" if option else entry.label
 
 
 def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,
@@ -286,34 +269,26 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
         return None
     runtime, argument = found
     imports, run = _runtime_lines(runtime, argument, form, ce)
-    where = {"onnxruntime": f"onnxruntime ({argument or 'CPUExecutionProvider'})",
-             "openvino": f"OpenVINO ({argument or 'CPU'})", "onnx-reference": "onnx.reference",
-             "tract": "tract", "backend": f"the ONNX backend {argument}", "model": "the model plug-in"}[runtime]
+    where = _where(runtime, argument)
     lines = [
         _headline(version, clause, ce, f"{where}, {form or 'symbolic'} input"),
         "# Needs only numpy, onnx and the runtime (ml_dtypes for bfloat16): the model is built here.",
         *(["import ml_dtypes"] if "ml_dtypes." in build_expression(ce.input) else []),
+        "from __future__ import annotations",
+        "",
         "import numpy as np",
         "import onnx",
-        f"from onnx import TensorProto, helper{', numpy_helper' if form == 'initializer' else ''}",
+        "import onnx.helper",
+        "import onnx.numpy_helper",
+        "import onnx.shape_inference",
+        "from onnx import TensorProto",
         *imports,
         "",
+        "# The suite's own model builder (engine/adapters/models.py), as it ran.",
+        *recipe(),
         f"VERSION = {int(version)}",
         *_data_lines(ce),
-        *_graph_lines(form, ce),
-        "node = helper.make_node('ArgMin', ['data'], ['reduced'], **attributes)",
-        "output = helper.make_tensor_value_info('reduced', TensorProto.INT64, None)",
-        "graph = helper.make_graph([node], 'argmin', inputs, [output], initializer=initializers)",
-        "opsets = [helper.make_opsetid('', VERSION)]",
-        "model = helper.make_model(graph, opset_imports=opsets)",
-        ("model.ir_version = max(4, helper.find_min_ir_version_for(opsets, ignore_unknown=True))"
-         "  # a constant, not an input (IR 4)" if form == "initializer" else
-         "model.ir_version = helper.find_min_ir_version_for(opsets, ignore_unknown=True)"),
-        "# As the suite does: declare the output's rank as ONNX's shape inference finds it (checkers want one).",
-        "found = onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type",
-        "rank = len(found.shape.dim) if found.HasField('shape') else data.ndim",
-        "model.graph.output[0].CopyFrom(helper.make_tensor_value_info("
-        "'reduced', TensorProto.INT64, [f'o{i}' for i in range(rank)]))",
+        f"model = argmin_model(VERSION, data.dtype, data.ndim, attributes{_form_arguments(form)})",
         "",
     ]
     if kind == "rejection":

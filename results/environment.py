@@ -43,12 +43,20 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+# What the suite is made of: a file changed or added here changes what a certificate certifies.
+# Anything else untracked in the checkout (a vendor's plug-in, a run folder) does not.
+SUITE = ("spec", "generators", "engine", "suites", "results", "reports", "zoo", "noxfile.py", "pyproject.toml")
+
+
 def checkout() -> dict[str, Any]:
-    """This suite's git commit and whether its checkout has uncommitted changes (None where
-    unknown: no git, or not a checkout)."""
+    """This suite's git commit and whether it differs from that commit: a change to a tracked
+    file, or an untracked file inside the suite's own packages (SUITE). None where unknown: no
+    git, or not a checkout."""
     commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain") if commit else None
-    return {"git_commit": commit, "git_dirty": None if status is None else bool(status)}
+    tracked = _git("status", "--porcelain", "--untracked-files=no") if commit else None
+    added = _git("status", "--porcelain", "--untracked-files=all", "--", *SUITE) if commit else None
+    dirty = None if tracked is None or added is None else bool(tracked or added)
+    return {"git_commit": commit, "git_dirty": dirty}
 
 
 def collect(impl_description: dict) -> dict[str, Any]:

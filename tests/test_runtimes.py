@@ -1,8 +1,12 @@
 """The OpenVINO and tract built-ins: right answers in every model form, each runtime's own
 "type not supported" (and only that) read as unsupported, everything else it refuses a
-rejection, a process-killing panic a crash, and the output shapes each runtime declares."""
+rejection, a process-killing panic a crash, and the output shapes each runtime declares. Then
+(e2e) the known bugs of OpenVINO, tract, TVM, IREE and tinygrad, found by the whole suite."""
 
 from __future__ import annotations
+
+import os
+import shutil
 
 import ml_dtypes
 import numpy as np
@@ -132,3 +136,37 @@ def test_the_suite_finds_tracts_known_bugs() -> None:
     assert "float" in failing.get("C5", set()) and "int32" not in failing.get("C5", set())
     assert failing.get("C1") == {"uint32"}
     assert "C10" in failing
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_tvms_known_bugs() -> None:
+    """TVM 0.27 answers -1 where every element of a slice is the type's maximum (uint8 [255],
+    float [FLT_MAX] or [inf]: C4, checked by hand on a one-node model), and fails to compile a
+    bfloat16 model ("Check failed: StructuralEqual()"), an error on a type of T (C1)."""
+    pytest.importorskip("tvm")
+    failing = _failing("tvm", "uint8,float,bfloat16")
+    assert {"uint8", "float"} <= failing.get("C4", set())
+    assert "bfloat16" in failing.get("C1", set())
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_irees_known_bugs() -> None:
+    """IREE 3.13 (llvm-cpu, host CPU), each checked by hand on a one-node model: symbolic models of
+    rank 4 fail to compile ("exceeded stack allocation limit", C1); select_last_index=1 with
+    symbolic dimensions answers [0, 0, 0, 0] with 2 and [3, 1, 2] with 3 (C6, C4); subnormals are
+    flushed to zero ([1e-45, 0] gives 0, C5)."""
+    pytest.importorskip("iree.runtime")
+    failing = _failing("iree", "float")
+    for clause in ("C1", "C4", "C5", "C6"):
+        assert "float" in failing.get(clause, set()), clause
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_tinygrads_known_bugs() -> None:
+    """tinygrad 0.14 (DEV=CPU), checked by hand on a one-node model: uint8 [0, 1] gives 1 (C5)
+    and uint8 [1, 1, 1, 1] gives 4, out of range (C4)."""
+    pytest.importorskip("tinygrad")
+    if shutil.which(os.environ.get("CC", "clang")) is None:
+        pytest.skip("tinygrad's CPU device needs clang, which is not installed here")
+    failing = _failing("tinygrad", "uint8")
+    assert "uint8" in failing.get("C4", set()) and "uint8" in failing.get("C5", set())

@@ -8,6 +8,7 @@ runtime's job, and what it does is what we judge."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Hashable, Mapping
 
 import numpy as np
@@ -102,3 +103,13 @@ def form_model(form: str, data: np.ndarray, opset: int, attributes: Mapping[str,
     return argmin_model(opset, data.dtype, data.ndim, attributes,
                         shape=data.shape if form == STATIC else None,
                         initializer=data if form == INITIALIZER else None)
+
+
+def recipe() -> list[str]:
+    """The source of this module's model builder (``argmin_model`` and what it calls), for the
+    standalone replay snippet: the model a bug report rebuilds is the one the suite compiled."""
+    parts = [element_type, _input, _output, _model, inferred_shape, argmin_model]
+    lines = [f"INPUT, OUTPUT = {INPUT!r}, {OUTPUT!r}", f"IR_CONSTANTS = {IR_CONSTANTS}", "Declared = object", ""]
+    for part in parts:
+        lines += [*inspect.getsource(part).splitlines(), ""]
+    return lines

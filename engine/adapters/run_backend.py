@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import unittest
 from types import ModuleType
 
@@ -12,9 +13,9 @@ from .run_onnxruntime import from_onnxruntime
 
 
 class BackendArgMin(ModelArgMin):
-    def __init__(self, module: ModuleType, device: str = "CPU") -> None:
+    def __init__(self, module: ModuleType | str, device: str = "CPU") -> None:
         super().__init__()
-        self.module = module
+        self.module = importlib.import_module(module) if isinstance(module, str) else module
         self.device = device
 
     def compile(self, model: onnx.ModelProto) -> Compiled:

@@ -7,6 +7,9 @@ from typing import Any
 import numpy as np
 import onnx
 
+from engine.runtimes.entry import Unavailable
+from engine.runtimes.onnxruntime import CPU
+
 from .compiled import Compiled, ModelArgMin
 from .models import OUTPUT, element_type
 
@@ -41,9 +44,13 @@ def _declared(shape: list[Any] | None) -> tuple[int | None, ...] | None:
 class OnnxRuntimeArgMin(ModelArgMin):
     """ArgMin through onnxruntime on ``provider``."""
 
-    def __init__(self, provider: str = "CPUExecutionProvider") -> None:
+    def __init__(self, provider: str = CPU) -> None:
         import onnxruntime
 
+        available = providers()
+        if provider not in available:
+            raise Unavailable(f"onnxruntime has no execution provider {provider!r} here; "
+                              f"use one of: {', '.join(available)}")
         super().__init__()
         self.provider = provider
         self._ort = onnxruntime
@@ -58,7 +65,7 @@ class OnnxRuntimeArgMin(ModelArgMin):
         # not depend on it.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        if self.provider != "CPUExecutionProvider":
+        if self.provider != CPU:
             # Otherwise nodes the provider cannot run silently fall back to the CPU provider,
             # and the verdict would be about the wrong implementation.
             options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")

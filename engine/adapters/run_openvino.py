@@ -8,8 +8,12 @@ from typing import Any
 
 import onnx
 
+from engine.runtimes.entry import Unavailable
+
 from .compiled import Compiled, ModelArgMin, one_line
 
+# Devices OpenVINO composes from others (AUTO:GPU,CPU and the like): never in available_devices.
+_VIRTUAL = ("AUTO", "HETERO", "MULTI", "BATCH")
 # What OpenVINO's ONNX frontend says about an element type it has no support for.
 _UNSUPPORTED_TYPE = "Unsupported data type"
 
@@ -37,6 +41,10 @@ class OpenVinoArgMin(ModelArgMin):
         super().__init__()
         self.device = device
         self._core = openvino.Core()
+        available = self.devices()
+        base = device.split(":")[0].split(".")[0]
+        if base not in _VIRTUAL and device not in available and base not in available:
+            raise Unavailable(f"OpenVINO has no device {device!r} here; use one of: {', '.join(available)}")
 
     def devices(self) -> list[str]:
         return list(self._core.available_devices)

@@ -1,0 +1,14 @@
+"""onnxruntime (the default), on one execution provider."""
+
+from .entry import Runtime
+
+CPU = "CPUExecutionProvider"  # the one place this name is spelled out
+
+ONNXRUNTIME = Runtime(
+    word="onnxruntime", label="onnxruntime", module="onnxruntime", distributions=("onnxruntime",),
+    adapter="engine.adapters.run_onnxruntime:OnnxRuntimeArgMin",
+    option="execution provider", default=CPU, example=f"onnxruntime:{CPU}",
+    imports=("import onnxruntime as ort",),
+    lines=("session = ort.InferenceSession(model.SerializeToString(), providers=[OPTION])",
+           "result = session.run(None, FEEDS)[0]",
+           "declared = [str(d) for d in session.get_outputs()[0].shape]"))

@@ -1,0 +1,12 @@
+"""tinygrad's ONNX runner on its CPU device (DEV=CPU), which compiles kernels with clang."""
+
+from .entry import Runtime
+
+TINYGRAD = Runtime(
+    word="tinygrad", label="tinygrad", module="tinygrad", distributions=("tinygrad",),
+    adapter="engine.adapters.run_tinygrad:TinygradArgMin", commands=("clang",),
+    imports=("import os", "import tempfile", "", "os.environ['DEV'] = 'CPU'  # before tinygrad is imported",
+             "from tinygrad import Tensor", "from tinygrad.nn.onnx import OnnxRunner"),
+    lines=("path = tempfile.mkdtemp() + '/argmin.onnx'",
+           "onnx.save(model, path)",
+           "result = OnnxRunner(path)({name: Tensor(value) for name, value in FEEDS.items()})['reduced'].numpy()"))

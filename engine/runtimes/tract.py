@@ -1,0 +1,13 @@
+"""tract (Sonos' Rust runtime), on the CPU."""
+
+from .entry import Runtime
+
+TRACT = Runtime(
+    word="tract", label="tract", module="tract", distributions=("tract",),
+    adapter="engine.adapters.run_tract:TractArgMin",
+    imports=("import tempfile", "", "import tract"),
+    lines=("path = tempfile.mkdtemp() + '/argmin.onnx'",
+           "onnx.save(model, path)",
+           "typed = tract.onnx().load(path).into_model()",
+           "declared = [str(d) for d in typed.output_fact(0).dims()]",
+           "result = typed.into_runnable().run(INPUTS)[0].to_numpy()"))

@@ -1,0 +1,51 @@
+"""The clean-checkout check behind a certificate: a change to anything tracked, or a file added
+inside the suite's own packages, makes the tree modified; a vendor's plug-in or a run folder
+elsewhere in the checkout does not."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from results import environment
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=folder, check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A committed checkout shaped like the suite's, which environment.checkout() then reads."""
+    for name in ("engine/plugins.py", "reports/render.py", "README.md", "noxfile.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("# committed\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "suite")
+    monkeypatch.setattr(environment, "REPO", tmp_path)
+    return tmp_path
+
+
+def test_a_committed_checkout_is_clean(checkout: Path) -> None:
+    found = environment.checkout()
+    assert found["git_commit"] and found["git_dirty"] is False
+
+
+@pytest.mark.parametrize("outside", ["my_runtime_plugin.py", "runs/ort/report.json", "vendor/adapter/impl.py"])
+def test_files_outside_the_suite_leave_it_clean(checkout: Path, outside: str) -> None:
+    (checkout / outside).parent.mkdir(parents=True, exist_ok=True)
+    (checkout / outside).write_text("x = 1\n")
+    assert environment.checkout()["git_dirty"] is False
+
+
+@pytest.mark.parametrize("change", ["edit README.md", "add engine/extra.py", "add reports/templates/x.html",
+                                    "add pyproject.toml"])
+def test_changes_to_the_suite_make_it_modified(checkout: Path, change: str) -> None:
+    name = change.split()[1]  # "edit": a tracked file; "add": a new file inside the suite
+    (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+    (checkout / name).write_text("changed\n")
+    assert environment.checkout()["git_dirty"] is True
