@@ -22,7 +22,7 @@ from typing import Any
 
 import spec
 from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
-from results.causes import signature
+from results.causes import signature, special_values
 from results.verdict import FAULTS, Standing, clause_number, standings
 from spec.diff import diff
 
@@ -134,6 +134,26 @@ def _causes(version: int, failures: list[dict], types: list[str], census_entries
     return entries + list(crashed.values())
 
 
+def _specials(tensor: dict | str | None) -> frozenset[str]:
+    if not isinstance(tensor, dict):
+        return frozenset()
+    return special_values(Tensor(tensor["type"], tensor["shape"], tensor["values"]))
+
+
+def _census_cause(entry: dict, failures: list[dict]) -> str | None:
+    """The clause of a wrong answer (same version and type) whose smallest counterexample needs a
+    special value that the census topic's odd answers hold too: tract's "incoherent" NaN answers
+    (`[nan, inf]` gives 0) are its `[inf, FLT_MAX]` minimum bug, not a NaN policy."""
+    for example in entry["examples"]:
+        held = _specials(example["input"]) - {"nan"}
+        for f in failures:
+            if (f["version"], f["type"], f["role"], f["outcome"]) == (entry["version"], example["type"], "headline",
+                                                                      "fail") and f["counterexample"] \
+                    and held & _specials(f["counterexample"]["input"]):
+                return f["clause"]
+    return None
+
+
 def _scope(standing: Standing) -> dict:
     s = standing.scope
     return {"claim": s.claim, "claimed": list(s.claimed), "implemented": list(s.implemented),
@@ -171,7 +191,7 @@ def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[dict],
             "causes": _causes(version, failures, types, census_entries),
             "scope": _scope(s), "strictness": _strictness(s, failures),
             "census_warnings": [{"topic": c["topic"], "title": c["title"], "warnings": list(c["warnings"]),
-                                 "anchor": c["anchor"]}
+                                 "anchor": c["anchor"], "same_cause": _census_cause(c, failures)}
                                 for c in census_entries if c["version"] == version and c["warnings"]],
             "inferred_only": clauses.inferred_only(s),
         })

@@ -48,6 +48,7 @@ MESSAGES: dict[str, dict[str, str]] = {
                           "invalid or undefined) that crashed or hung it. The latter is this suite's own position: "
                           "the ONNX text says nothing of crashes."),
         "census-warnings": "Census warnings",
+        "census-same-cause": "goes with {clause}'s wrong answers",
         "same-cause": "Same cause as the {clause} failure of the same version and type: not listed again.",
         "every-type-tried": "every type tried ({n})",
         "scope-changes": "Scope changes",
@@ -386,6 +387,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "headline-note": ("只有在實作所支援型別的有效輸入被答錯、被拒絕或引發錯誤，或任何輸入（有效、無效或未定義）"
                           "使其當機或停滯時，主判定才是不符合。後者是本套件自己的立場：ONNX 文件並未談及當機。"),
         "census-warnings": "普查警示",
+        "census-same-cause": "與 {clause} 的錯誤答案同因",
         "same-cause": "與同一版本、同一型別的 {clause} 失敗原因相同：不再重複列出。",
         "every-type-tried": "所試的每種型別（{n} 種）",
         "scope-changes": "範圍變更",

@@ -68,7 +68,8 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
                      f"({v['judged']} cases judged{why})")
         lines.append(f"      {strictness_text(t, v['strictness'])}")
         for warning in v["census_warnings"]:
-            lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}")
+            cause = f" (goes with {warning['same_cause']}'s wrong answers)" if warning["same_cause"] else ""
+            lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
     lines.append(f"  {certificate_line(document['certificate'])}")
     lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines

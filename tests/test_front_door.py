@@ -204,9 +204,16 @@ def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) 
     assert {r.outcome for r in raw.results} & {"crash", "timeout"}
 
 
+def _as_from_a_terminal() -> None:
+    """A run started from a terminal takes Ctrl-C; one started by a process that ignores SIGINT
+    (pytest-xdist's workers, a background job) would inherit the ignoring, as Unix has it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _under_way(command: list[str], report_dir: Path, **popen: object) -> subprocess.Popen:
     """Start a run and return once it has streamed records to disk (it is then mid-run)."""
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_as_from_a_terminal, **popen)
     deadline = time.monotonic() + 300
     while _streamed(report_dir) < 1:
         assert process.poll() is None, "the run ended before it could be interrupted: " + process.stderr.read()[-2000:]

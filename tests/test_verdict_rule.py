@@ -109,3 +109,18 @@ def test_answers_on_inputs_with_no_element_do_not_decide_the_scope() -> None:
     empty.tags.append("zero-size:yes")
     result = standing([passes(), *refused, empty], 13)
     assert result.scope.not_implemented == ("uint32",) and result.verdict == CONFORMANT
+
+
+def test_a_census_flag_whose_odd_answers_need_a_failures_special_value_goes_with_it() -> None:
+    """tract's NaN answers read as incoherent because `[nan, inf]` gives 0: its infinity bug (C5)."""
+    from reports.aggregate import _census_cause
+
+    def tensor(values: list[str]) -> dict:
+        return {"type": "float", "shape": [len(values)], "values": values}
+
+    entry = {"version": 13, "examples": [{"type": "float", "input": tensor(["nan", "inf"])}]}
+    failure = {"version": 13, "type": "float", "role": "headline", "outcome": "fail", "clause": "C5",
+               "counterexample": {"input": tensor(["inf", FLT_MAX])}}
+    assert _census_cause(entry, [failure]) == "C5"
+    assert _census_cause(entry, [{**failure, "counterexample": {"input": tensor(["1.0", "0.5"])}}]) is None
+    assert _census_cause(entry, [{**failure, "type": "double"}]) is None
