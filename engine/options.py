@@ -12,7 +12,7 @@ from pathlib import Path
 
 import spec
 from generators import profiles
-from results import RunInfo
+from results import IMPLEMENTATION_LOG, RunInfo
 from results.verdict import CLAIMS
 
 from . import forms, runtimes
@@ -21,7 +21,6 @@ from .plugins import UsageError, check, model_based, portable
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
 
 LANGS = ("en", "zh-TW")
-IMPLEMENTATION_LOG = "implementation.log"  # in the report folder: what the implementation printed
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call

@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 
 from results import CaseResult, CensusRecord, RawRun
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, STATUSES
+from results.verdict import scope
 
 EXAMPLES_PER_TOPIC = 5
 NO_LISTED_EXAMPLES = 3  # observations shown first for a rule of its own
@@ -37,16 +38,15 @@ _OBSERVATION_WARNINGS = {
 
 
 def refused_types(results: list[CaseResult]) -> dict[int, list[str]]:
-    """Per version, the types whose every valid input was answered "unsupported"."""
-    outcomes: dict[tuple[int, str], set[str]] = defaultdict(set)
+    """Per version, the types the implementation does not implement, by the verdict rule's scope
+    (every valid input with elements answered "unsupported")."""
+    tried: dict[int, set[str]] = defaultdict(set)
     for result in results:
         if result.kind == "semantic":
-            outcomes[result.version, result.type_name].add(result.outcome)
-    refused: dict[int, list[str]] = defaultdict(list)
-    for (version, type_name), seen in sorted(outcomes.items()):
-        if seen == {"unsupported"}:
-            refused[version].append(type_name)
-    return dict(refused)
+            tried[result.version].add(result.type_name)
+    found = {version: sorted(scope(results, version, tuple(types)).not_implemented)
+             for version, types in sorted(tried.items())}
+    return {version: types for version, types in found.items() if types}
 
 
 def _bears_policy(record: CensusRecord) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from results import RAW, RawRun
+from results import IMPLEMENTATION_LOG, RAW, RawRun
 
 from . import write_documents
 from .aggregate import aggregate
@@ -23,14 +23,14 @@ _WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
 
 
-# What the implementation printed (engine.options.IMPLEMENTATION_LOG): named where there is any.
-_LOG, _LOG_KIND = "implementation.log", "implementation output (its stdout and stderr)"
+# What the implementation printed: named where there is any.
+_LOG_KIND = "implementation output (its stdout and stderr)"
 
 
 def _write(run: RawRun, report_dir: Path) -> tuple[dict, dict[str, Path]]:
     document = aggregate(run)
     paths = {"raw": Path(report_dir) / RAW, **write_documents(document, report_dir, lang=run.info.lang)}
-    log = Path(report_dir) / _LOG
+    log = Path(report_dir) / IMPLEMENTATION_LOG
     if log.is_file() and log.stat().st_size:
         paths[_LOG_KIND] = log
     return document, paths

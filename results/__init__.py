@@ -30,12 +30,13 @@ from .verdict import CONFORMANT, NON_CONFORMANT, verdicts
 # Compressed: a standard run's records are about 14 MB of JSON and 0.9 MB gzipped. Runs written
 # before compression (raw.json) still load.
 RAW = "raw.json.gz"
+IMPLEMENTATION_LOG = "implementation.log"  # beside the reports: what the implementation printed
 PLAIN_RAW = "raw.json"
 
 __all__ = [
-    "CENSUS", "CONFORMANT", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample",
-    "Example", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path", "read_bounded",
-    "read_json", "save", "to_json", "verdicts",
+    "CENSUS", "CONFORMANT", "IMPLEMENTATION_LOG", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord",
+    "Counterexample", "Example", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path",
+    "read_bounded", "read_json", "save", "to_json", "verdicts",
 ]
 
 

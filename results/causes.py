@@ -92,7 +92,7 @@ def _shares(earlier: tuple[str, object], later: tuple[str, object]) -> bool:
     return bool(earlier[1] & later[1])  # type: ignore[operator]
 
 
-def _number(clause_id: str | None) -> int:
+def clause_number(clause_id: str | None) -> int:
     digits = "".join(ch for ch in clause_id or "" if ch.isdigit())
     return int(digits) if digits else 0
 
@@ -107,7 +107,7 @@ def own_causes(failures: Sequence[CaseResult]) -> tuple[list[bool], dict[int, st
         by_key[f.version, f.type_name, f.clause, f.problem, f.outcome].append(i)
     same: dict[int, str] = {}
     shown: dict[tuple, list[tuple[str, tuple[str, object]]]] = defaultdict(list)  # (version, type) -> own evidence
-    for key in sorted(by_key, key=lambda k: _number(k[2])):
+    for key in sorted(by_key, key=lambda k: clause_number(k[2])):
         members = by_key[key]
         seen = [evidence[i] for i in members if evidence[i] is not None]
         earlier = shown[key[0], key[1]]

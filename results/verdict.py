@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import spec
 
-from .causes import own_causes
+from .causes import clause_number, own_causes
 from .records import CaseResult, CensusRecord, RawRun
 
 CONFORMANT, NON_CONFORMANT = "conformant", "non-conformant"
@@ -202,8 +202,3 @@ def verdicts(results: Iterable[CaseResult], versions: Iterable[int], census: Ite
              type_names: Iterable[str] | None = None, claim: str = "implemented") -> dict[int, str]:
     results, census = list(results), list(census)
     return {v: standing(results, v, census, type_names=type_names, claim=claim).verdict for v in versions}
-
-
-def clause_number(clause_id: str) -> int:
-    digits = "".join(ch for ch in clause_id if ch.isdigit())
-    return int(digits) if digits else 0

@@ -20,13 +20,13 @@ import pytest
 
 import spec
 from engine.isolation import guard_owner
-from engine.options import IMPLEMENTATION_LOG, OPTIONS, choose_seed, implementation, run_info, validate
+from engine.options import OPTIONS, choose_seed, implementation, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
 from engine.session import Nonconformance, Session
 from engine.worker import format_size
 from generators import profiles
-from results import hooks, save, stream
+from results import IMPLEMENTATION_LOG, hooks, save, stream
 from results.environment import collect
 
 _STATE = pytest.StashKey[dict]()
