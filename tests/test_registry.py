@@ -122,6 +122,20 @@ def test_the_environment_names_every_distribution_the_device_and_the_configurati
 
 
 @needs("tinygrad")
+def test_tinygrad_reads_every_model_from_a_file_of_its_own() -> None:
+    """tinygrad keeps a file it read mapped at its first size while a runner built from it lives:
+    a longer model written to the same path then fails to load ("can't reopen Disk tensor with
+    larger size"), an error of the adapter that the suite once reported as C1 on float and int32."""
+    fn = resolve("tinygrad")
+    paths = []
+    runner = fn._runner
+    fn._runner = lambda path: paths.append(path) or runner(path)
+    fn(ROWS, opset=13, axis=1)
+    fn(np.zeros((1,) * 7, np.float32), opset=13, axis=-7, keepdims=1, select_last_index=0)
+    assert len(set(paths)) == 2
+
+
+@needs("tinygrad")
 def test_tinygrad_records_its_c_compiler() -> None:
     assert describe("tinygrad")["configuration"]["compiler"]
 

@@ -1,12 +1,15 @@
 """ArgMin through tinygrad's ONNX runner (``tinygrad.nn.onnx.OnnxRunner``) on its CPU device
 (``DEV=CPU``), which compiles every kernel with a C compiler (clang, or what ``CC`` names).
-The runner reads models from files, so each model is written to a private temporary folder
-first. It binds each symbolic dimension to the first length it sees; its bindings
+The runner reads models from files, so each model is written to a file of its own in a private
+temporary folder first (tinygrad keeps a file it opened mapped at its first size: a second model
+written to the same path while the first's runner lives fails to load, "can't reopen Disk tensor
+with larger size"). It binds each symbolic dimension to the first length it sees; its bindings
 (``variable_dims``) are cleared before every call so that one compiled model serves every shape
 of its rank, as the symbolic form promises."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -51,11 +54,12 @@ class TinygradArgMin(ModelArgMin):
         self.configuration = {"DEV": DEVICE, "CC": compiler, "compiler": version}
         self._tensor, self._runner = Tensor, OnnxRunner
         self._folder = tempfile.TemporaryDirectory(prefix="argmin-tinygrad-")
-        self._path = Path(self._folder.name) / "model.onnx"
+        self._written = itertools.count()
 
     def compile(self, model: onnx.ModelProto) -> Compiled:
-        self._path.write_bytes(model.SerializeToString())
-        runner = self._runner(str(self._path))
+        path = Path(self._folder.name) / f"model-{next(self._written)}.onnx"
+        path.write_bytes(model.SerializeToString())
+        runner = self._runner(str(path))
         names = [i.name for i in model.graph.input]
 
         def run(*inputs: Any) -> Any:
