@@ -6,7 +6,7 @@ Each runtime's module imports the runtime only when its adapter is created, so i
 package costs onnx and nothing else."""
 
 from .compiled import Answer, Cache, Compiled, ModelArgMin
-from .models import INPUT, OUTPUT, Declared, argmin_model, element_type, form_key, form_model, inferred_shape, inferred_shapes, packed_model
+from .models import INPUT, OUTPUT, Declared, argmin_model, element_type, form_key, form_model, inferred_shape
 from .run_backend import BackendArgMin
 from .run_model import ModelPluginArgMin
 from .run_onnxruntime import OnnxRuntimeArgMin, OnnxRuntimeError, from_onnxruntime, providers
@@ -17,6 +17,6 @@ from .run_tract import TractArgMin, TractError
 __all__ = [
     "INPUT", "OUTPUT", "Answer", "BackendArgMin", "Cache", "Compiled", "Declared", "ModelArgMin", "ModelPluginArgMin",
     "OnnxRuntimeArgMin", "OnnxRuntimeError", "OpenVinoArgMin", "OpenVinoError", "ReferenceArgMin", "TractArgMin",
-    "TractError", "argmin_model", "element_type", "form_key", "form_model", "from_onnxruntime", "inferred_shape", "inferred_shapes",
-    "packed_model", "providers",
+    "TractError", "argmin_model", "element_type", "form_key", "form_model", "from_onnxruntime", "inferred_shape",
+    "providers",
 ]

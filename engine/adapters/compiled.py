@@ -19,7 +19,6 @@ import numpy as np
 import onnx
 
 from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
-
 from engine.worker import NotPackable
 
 from .models import Declared, form_key, form_model, packed_model

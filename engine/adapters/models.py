@@ -146,7 +146,8 @@ def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
         tensor = found.type.tensor_type
         rank = len(tensor.shape.dim) if tensor.HasField("shape") else data.ndim
         out = node.output[0]
-        outputs.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.INT64, [f"{out}_{d}" for d in range(rank)]))
+        dims = [f"{out}_{d}" for d in range(rank)]
+        outputs.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.INT64, dims))
     return _packed(opset, nodes, inputs, initializers, outputs)
 
 
