@@ -197,16 +197,18 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
             form: str | None) -> Iterator[tuple[Outcome, int]]:
     """The outcomes of a pack of calls, in order, each with the nodes of the model that gave it.
     One call is a plain ``call``. Several are asked as one packed model (``answer_pack``, each
-    node's time its share of the whole); where that raises or refuses, the pack is split in
-    halves and each half asked the same way, down to single calls, so that every call gets the
-    answer of the smallest pack that works, or its own one-node model's."""
+    node's time its share of the whole); where that raises, the pack is split in halves and each
+    half asked the same way, down to single calls, so that every call gets the answer of the
+    smallest pack that works, or its own one-node model's. A pack the runtime refuses as
+    unsupported is asked call by call at once: such a refusal is nearly always the whole type's
+    (halving would compile every model twice)."""
     if len(datas) == 1:
         yield call(fn, datas[0], version, attributes[0], form), 1
         return
     start = time.perf_counter()
     try:
         packed = fn.answer_pack(form, datas, version, attributes)
-    except NotPackable:
+    except (NotPackable, NotImplementedError):
         for data, attrs in zip(datas, attributes, strict=True):
             yield call(fn, data, version, attrs, form), 1
         return
