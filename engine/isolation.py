@@ -418,19 +418,23 @@ class Runner:
                 elements += data.size
         return units
 
-    def _adapt(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+    def _adapt(self, calls: Sequence[Call], unit: Sequence[int], failed: bool) -> None:
         """A group's node cap halves when one of its packs failed as a whole (it was bisected)
         and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
         runtime refuses soon costs no more compiles than without packing."""
         data, version, _, form = calls[unit[0]]
-        if form not in PACKED_FORMS:
-            return
-        key, cap = (version, data.dtype, form), self._caps.get((version, data.dtype, form), PACK_NODES)
-        answered = [replies[index] for index in unit if index in replies]
+        key = (version, data.dtype, form)
+        if form in PACKED_FORMS:
+            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._caps.get(key, PACK_NODES))
+
+    def _adapted(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+        """``_adapt`` after ``unit`` was answered: failed where a reply came from a smaller model
+        than the pack, grown where every call answered."""
+        answered = [replies[index] for index in unit]
         if len(unit) > 1 and any(reply.nodes < len(unit) for reply in answered):
-            self._caps[key] = max(1, len(unit) // 2)
-        elif answered and all(reply.status == "ok" for reply in answered):
-            self._caps[key] = min(PACK_NODES, 2 * cap)
+            self._adapt(calls, unit, True)
+        elif all(reply.status == "ok" for reply in answered):
+            self._adapt(calls, unit, False)
 
     def _in_process(self, calls: Sequence[Call], unit: list[int], replies: dict[int, Reply]) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
@@ -444,7 +448,7 @@ class Runner:
             compiled = worker.compiles_of(self._fn)
             replies[index] = Reply(*worker.detached(outcome, nodes, compiled - self._compiled))
             self._compiled = compiled
-        self._adapt(calls, unit, replies)
+        self._adapted(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:
@@ -486,22 +490,24 @@ class Runner:
                 left = len(unit) - position
                 # A pack may compile and bisect before it answers: it has the run's full timeout.
                 reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left)
+                reply.nodes = min(reply.nodes, len(unit))  # what the worker says, within what it was sent
                 start = time.perf_counter()
-                if reply.status in ("crash", "timeout") and reply.nodes > 1:
+                if reply.status in ("crash", "timeout") and reply.nodes > 1 and left > 1:
                     # Somewhere in a pack: ask its unanswered calls again as two halves, in a fresh worker.
                     half = position + left // 2
                     units.popleft()
                     units.extendleft([unit[half:], unit[position:half]])
-                    self._adapt(calls, unit, replies)
+                    self._adapt(calls, unit, True)
                     return
                 replies[index] = reply
                 if reply.status in ("crash", "timeout"):
+                    reply.nodes = 1  # pinned on this call
                     units.popleft()
                     if unit[position + 1:]:
                         units.appendleft(unit[position + 1:])
                     return
             units.popleft()
-            self._adapt(calls, unit, replies)
+            self._adapted(calls, unit, replies)
 
     def _reply(self, current: _Worker, start: float, timeout: float, nodes: int = 1) -> Reply:
         """The worker's reply to its next call, or what happened to the worker instead (with
