@@ -242,9 +242,12 @@ class Session:
                 return self._asked(case)
             return self.call(data, case.version, attributes)
 
-        judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
-        if reply.nodes > 1 and judgement.failed:
-            judgement = self._alone(case, suite, reply, again)
+        if reply.nodes > 1:
+            judgement = self._packed(case, suite, reply)
+            if judgement.failed:
+                judgement = self._alone(case, suite, judgement, again)
+        else:
+            judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
         state.settled[key] = judgement
         searching = state.current is None
@@ -253,21 +256,24 @@ class Session:
             state.recorded.add(key)
         return judgement
 
-    def _alone(self, case: Case, suite: str, packed: Reply, again: Callable[[np.ndarray, Mapping[str, int]], Reply]
-               ) -> Judgement:
+    def _packed(self, case: Case, suite: str, reply: Reply) -> Judgement:
+        """The judgement of an answer from a packed model, without the re-asks that sharpen a
+        failure's blame: they would be one-node models, and a failure is asked alone anyway."""
+        refused = Reply("raised", None, "not asked: the answer came from a packed model", 0.0)
+        return judge(spec.load(case.version), case, reply, suite,
+                     lambda data, attributes: reply if attributes == case.attributes else refused,
+                     lambda: self._again(case))
+
+    def _alone(self, case: Case, suite: str, packed: Judgement,
+               again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
         """A case that failed in a packed model, asked again alone (a one-node model). Failing
         there too, it is judged from that answer, exactly as without packing; answering right,
-        the packed failure is a finding of its own, marked with the pack's node count and judged
-        without re-asks (any re-ask would be a one-node model, which answers right)."""
-        vspec = spec.load(case.version)
-        alone = judge(vspec, case, self.call(case.data, case.version, case.attributes), suite, again)
-        if alone.failed:
-            return alone
-        refused = Reply("raised", None, "not asked: the failure shows only in a packed model", 0.0)
-        judgement = judge(vspec, case, packed, suite,
-                          lambda data, attributes: packed if attributes == case.attributes else refused)
-        judgement.result.packed = packed.nodes
-        return judgement
+        the packed failure is a finding of its own, marked with the pack's node count."""
+        alone = judge(spec.load(case.version), case, self.call(case.data, case.version, case.attributes), suite, again)
+        if not alone.failed:
+            packed.result.packed = packed.reply.nodes
+            return packed
+        return alone
 
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
