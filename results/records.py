@@ -140,7 +140,8 @@ class RunInfo:
     forms: list[str] | None = None  # model forms run (model-based implementations only)
     impl_portable: str | None = None  # impl with any file path made absolute: what replay snippets load
     claim: str = "implemented"  # --claim: the types the headline covers (results.verdict.CLAIMS)
-    packing: str = "on"  # --packing: whether valid and census cases were asked through packed models
+    packing: str = "off"  # --packing: whether valid and census cases were asked through packed models (runs
+    # recorded before the option existed had none)
     # Models the implementation compiled and calls made in the whole run (model-based
     # implementations; None for a plain function or a run that recorded none): see Usage.
     models_compiled: int | None = None
