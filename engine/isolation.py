@@ -9,7 +9,9 @@ request. A call that takes longer than ``timeout`` kills the worker (status
 its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
 progress is watched and its worker killed once over the limit, before it takes the machine).
-Either way the next call starts a fresh worker. Answers are bounded (see ``worker``): the parent
+Either way the next call starts a fresh worker. Calls may also be asked through packed models
+(``Runner.packs``: many cases, one compiled model); a pack that crashes or hangs is bisected in
+fresh workers until one call, asked alone, is to blame. Answers are bounded (see ``worker``): the parent
 never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
 never pickles: the worker runs the implementation's code. The worker leads its own process
 group, which ends with it.

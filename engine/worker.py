@@ -5,7 +5,8 @@ same exceptions map to the same statuses. ``serve`` is the worker's main loop; i
 implementation itself from the ``--impl`` string (functions are never pickled) and answers
 pickled requests over a multiprocessing connection: each request is a batch of calls, made in
 order, with one reply sent as each call ends (so a crash or a hang is still pinned on its call,
-and one round trip serves a whole batch). Replies are data, never pickles: the worker runs the
+and one round trip serves a whole batch). Calls may come in packs, asked through one packed
+model (``answers``), their replies sent once the pack ran. Replies are data, never pickles: the worker runs the
 implementation's code, so the process that owns the run reads only a dtype, a shape, bytes and
 bounded texts from it (``encode``/``decode``), and repr()s nothing it returned.
 
