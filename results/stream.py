@@ -227,8 +227,8 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
 
 
 def _failure(result: CaseResult) -> tuple:
-    """What tells one failure of a test from another."""
-    return result.test, result.clause, result.type_name, result.problem
+    """What tells one failure of a test from another (one only packed models show is another)."""
+    return result.test, result.clause, result.type_name, result.problem, result.packed is not None
 
 
 def recover(report_dir: Path, reason: str) -> RawRun:
