@@ -394,7 +394,7 @@ class Runner:
         if self.isolation == "none":
             for unit in units:
                 self._in_process(calls, unit, replies)
-            units.clear()
+            return [replies[index] for index in range(len(calls))]
         while units:
             self._call_worker(calls, units, replies)
         return [replies[index] for index in range(len(calls))]
@@ -450,7 +450,8 @@ class Runner:
             compiled = worker.compiles_of(self._fn)
             replies[index] = Reply(*worker.detached(outcome, nodes, compiled - self._compiled))
             self._compiled = compiled
-        self._adapted(calls, unit, replies)
+        if form in PACKED_FORMS:
+            self._adapted(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:
