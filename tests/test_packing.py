@@ -7,25 +7,32 @@ packing, and a correct runtime's results must not depend on --packing."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 
 from engine import worker
 from engine.adapters import OnnxRuntimeArgMin
 from engine.isolation import PACK_NODES, Runner
-from engine.options import Settings, validate
+from engine.options import Settings, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
 from engine.run import run_all, run_task
 from engine.session import Nonconformance, Session
+from reports.aggregate import aggregate
+from reports.render import render_report
 from reports.verify import rerun_command
+from results import RawRun
 from results.digest import results_digest
 from results.verdict import verdicts
 from zoo.correct import numpy_argmin
 
 PACKING = Path(__file__).parent / "impls" / "model_packing.py"
+SCHEMA = json.loads((Path(__file__).parent.parent / "reports" / "report.schema.json").read_text(encoding="utf-8"))
 
 
 def model(name: str) -> str:
@@ -159,10 +166,15 @@ def test_a_crash_is_pinned_on_its_case_as_without_packing(tmp_path: Path) -> Non
 
 
 def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> None:
-    on = run_all(settings(model("wrong_fourth_node"), "on", tmp_path))
+    chosen = settings(model("wrong_fourth_node"), "on", tmp_path)
+    on = run_all(chosen)
     failures = [r for r in on.results if r.outcome == "fail"]
     assert failures and all(r.packed and r.packed > 3 and r.form == "static" for r in failures)
     assert verdicts(on.results, [13], on.census)[13] == "non-conformant"
+    document = aggregate(RawRun(run_info(chosen, time.time()), {}, on.results, on.census))
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+    card, = [c for c in document["cards"] if c["outcome"] == "fail"]
+    assert card["packed"] > 3 and f"packed model of {card['packed']} nodes" in render_report(document)
     off = run_all(settings(model("wrong_fourth_node"), "off", tmp_path))
     assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
 
