@@ -9,7 +9,9 @@ request. A call that takes longer than ``timeout`` kills the worker (status
 its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
 progress is watched and its worker killed once over the limit, before it takes the machine).
-Either way the next call starts a fresh worker. Answers are bounded (see ``worker``): the parent
+Either way the next call starts a fresh worker. Calls may also be asked through packed models
+(``Runner.packs``: many cases, one compiled model); a pack that crashes or hangs is bisected in
+fresh workers until one call, asked alone, is to blame. Answers are bounded (see ``worker``): the parent
 never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
 never pickles: the worker runs the implementation's code. The worker leads its own process
 group, which ends with it.
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import time
 import weakref
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from engine import worker
+from engine.forms import INITIALIZER, STATIC
 from engine.plugins import UsageError, check, describe, portable, resolve
 
 ISOLATION_MODES = ("process", "none")
@@ -64,6 +68,12 @@ def _resident(pid: int) -> int:
 
 
 Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
+# A packed model holds at most this many input elements and nodes: large enough that compiling
+# it costs a fraction of a millisecond per node, small enough that a failing pack is bisected in
+# a few steps (engine.worker.answers) and a crashing one in a few fresh workers.
+PACK_ELEMENTS = 1 << 16
+PACK_NODES = 64
+PACKED_FORMS = (STATIC, INITIALIZER)  # the symbolic form already reuses one compiled model per signature
 
 
 @dataclass
@@ -77,6 +87,8 @@ class Reply:
     seconds: float
     by_value: bool = False  # the answer was no numpy array or scalar: judged by its values
     declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
+    nodes: int = 1  # nodes of the model that answered: 1 a one-node model (or a function), more a packed one
+    compiles: int = 0  # models the implementation compiled for this call (a pack's are on its first reply)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -163,19 +175,25 @@ class _Arena:
         with contextlib.suppress(BufferError, ValueError):
             self.memory.close()
 
-    def pack(self, calls: Sequence[Call]) -> list[tuple]:
-        """The calls as sent: large inputs copied into the arena (their place, dtype and shape
-        sent instead), the rest as they are, until the arena is full."""
-        packed, offset = [], 0
-        for data, version, attributes, form in calls:
-            size = data.nbytes
-            if size >= worker.SHARED_MIN_BYTES and offset + size <= self.SIZE:
-                self.view[offset:offset + size] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-                packed.append(((offset, data.dtype, data.shape), version, dict(attributes), form))
-                offset += -(-size // 64) * 64  # aligned for any dtype
-            else:
-                packed.append((data, version, dict(attributes), form))
-        return packed
+    def pack(self, calls: Sequence[Call], units: Sequence[Sequence[int]]) -> list[tuple]:
+        """The packs of calls as sent (``units``: the indices of each pack's calls), each as
+        ``([data, ...], version, [attributes, ...], form)``: large inputs copied into the arena
+        (their place, dtype and shape sent instead), the rest as they are, until the arena is full."""
+        sent, offset = [], 0
+        for unit in units:
+            datas = []
+            for index in unit:
+                data = calls[index][0]
+                size = data.nbytes
+                if size >= worker.SHARED_MIN_BYTES and offset + size <= self.SIZE:
+                    self.view[offset:offset + size] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+                    datas.append((offset, data.dtype, data.shape))
+                    offset += -(-size // 64) * 64  # aligned for any dtype
+                else:
+                    datas.append(data)
+            _, version, _, form = calls[unit[0]]
+            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form))
+        return sent
 
 
 class _Worker:
@@ -317,6 +335,9 @@ class Runner:
         if not timeout > 0:
             raise UsageError(f"--timeout {timeout!r} is not a positive number of seconds; use e.g. --timeout 10")
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
+        self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
+        self._caps: dict[tuple, int] = {}  # node cap per pack group (packs): adapts to failures
+        self._compiled = 0  # the in-process adapter's compile count at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
         self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
@@ -362,26 +383,79 @@ class Runner:
         """One call; ``form``: the model form for model-based implementations (engine.forms)."""
         return self.call_many([(data, version, attributes, form)])[0]
 
-    def call_many(self, calls: Sequence[Call]) -> list[Reply]:
+    def call_many(self, calls: Sequence[Call], pack: bool = False) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
-        made in a fresh worker."""
+        made in a fresh worker. With ``pack``, calls in a packed form are asked through packed
+        models (``packs``); a pack that crashes or hangs its worker is bisected, in fresh workers,
+        until the crash or hang is pinned on one call asked alone."""
+        units = deque(self.packs(calls) if pack else [[index] for index in range(len(calls))])
+        replies: dict[int, Reply] = {}
         if self.isolation == "none":
-            # A copy, as the worker gets: an implementation that writes into its input must not
-            # change the caller's array in one mode and not in the other.
-            # The answer reaches the judge as the same data as from a worker (a copy, objects as
-            # their descriptions: worker.detached).
-            return [Reply(*worker.detached(worker.call(self._fn, np.array(data, copy=True), version, attributes,
-                                                       form)))
-                    for data, version, attributes, form in calls]
-        replies: list[Reply] = []
-        while len(replies) < len(calls):
-            replies += self._call_worker(calls[len(replies):])
-        return replies
+            for unit in units:
+                self._in_process(calls, unit, replies)
+            return [replies[index] for index in range(len(calls))]
+        while units:
+            self._call_worker(calls, units, replies)
+        return [replies[index] for index in range(len(calls))]
 
-    def _call_worker(self, calls: Sequence[Call]) -> list[Reply]:
+    def packs(self, calls: Sequence[Call]) -> list[list[int]]:
+        """The calls' indices cut into packs, in order. Consecutive calls in a packed form with the
+        same version, element type and form make a group; its first call is asked alone, a
+        one-node model (a witness: bugs that show only there keep being sampled), the rest in
+        packs of at most PACK_ELEMENTS input elements and the group's node cap (``_caps``)."""
+        units: list[list[int]] = []
+        group, current, elements = None, None, 0
+        for index, (data, version, _, form) in enumerate(calls):
+            key = (version, data.dtype, form) if form in PACKED_FORMS else None
+            if key is None or key != group:
+                units.append([index])
+                group, current = key, None
+            elif current is None or len(current) >= self._caps.get(key, PACK_NODES) \
+                    or elements + data.size > PACK_ELEMENTS:
+                current, elements = [index], data.size
+                units.append(current)
+            else:
+                current.append(index)
+                elements += data.size
+        return units
+
+    def _adapt(self, calls: Sequence[Call], unit: Sequence[int], failed: bool) -> None:
+        """A group's node cap halves when one of its packs failed as a whole (it was bisected)
+        and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
+        runtime refuses soon costs no more compiles than without packing."""
+        data, version, _, form = calls[unit[0]]
+        key = (version, data.dtype, form)
+        if form in PACKED_FORMS:
+            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._caps.get(key, PACK_NODES))
+
+    def _adapted(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+        """``_adapt`` after ``unit`` was answered: failed where a reply came from a smaller model
+        than the pack, grown where every call answered."""
+        answered = [replies[index] for index in unit]
+        if len(unit) > 1 and any(reply.nodes < len(unit) for reply in answered):
+            self._adapt(calls, unit, True)
+        elif all(reply.status == "ok" for reply in answered):
+            self._adapt(calls, unit, False)
+
+    def _in_process(self, calls: Sequence[Call], unit: list[int], replies: dict[int, Reply]) -> None:
+        # A copy, as the worker gets: an implementation that writes into its input must not
+        # change the caller's array in one mode and not in the other.
+        # The answer reaches the judge as the same data as from a worker (a copy, objects as
+        # their descriptions: worker.detached).
+        _, version, _, form = calls[unit[0]]
+        datas = [np.array(calls[index][0], copy=True) for index in unit]
+        outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form)
+        for index, (outcome, nodes) in zip(unit, outcomes, strict=True):
+            compiled = worker.compiles_of(self._fn)
+            replies[index] = Reply(*worker.detached(outcome, nodes, compiled - self._compiled))
+            self._compiled = compiled
+        if form in PACKED_FORMS:
+            self._adapted(calls, unit, replies)
+
+    def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:
-            return self._exchange(calls)
+            self._exchange(calls, units, replies)
         except BaseException:
             # Ctrl-C (or anything else) mid-call leaves answers in flight: never read them as the
             # next calls' answers. The worker ignores SIGINT, so end it here.
@@ -390,8 +464,9 @@ class Runner:
                 self._worker = None
             raise
 
-    def _exchange(self, calls: Sequence[Call]) -> list[Reply]:
-        """Replies to a prefix of ``calls``: all of them, or up to the one that crashed or hung."""
+    def _exchange(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+        """Replies to the packs in ``units``, taken off it as they are answered: all of them, or up
+        to the pack that crashed or hung; that one is then cut down for the next worker."""
         if self._worker is None:
             self._start()
         current = self._worker
@@ -402,35 +477,57 @@ class Runner:
             self.description = self.description or current.description
             if problem is not None:
                 self._worker = None
-                return [Reply("crash", None, f"{problem} while loading the implementation",
-                              time.perf_counter() - start)]
+                unit = units.popleft()
+                replies[unit[0]] = Reply("crash", None, f"{problem} while loading the implementation",
+                                         time.perf_counter() - start)
+                if unit[1:]:
+                    units.appendleft(unit[1:])
+                return
             start = time.perf_counter()
-        request = pickle.dumps(current.arena.pack(calls), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps(current.arena.pack(calls, units), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
-        replies = []
-        for _ in calls:
-            reply = self._reply(current, start)
-            replies.append(reply)
-            if reply.status in ("crash", "timeout"):
-                break
-            start = time.perf_counter()
-        return replies
+        while units:
+            unit = units[0]
+            for position, index in enumerate(unit):
+                left = len(unit) - position
+                # A pack may compile and bisect before it answers: it has the run's full timeout.
+                reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left)
+                reply.nodes = min(reply.nodes, len(unit))  # what the worker says, within what it was sent
+                start = time.perf_counter()
+                if reply.status in ("crash", "timeout") and reply.nodes > 1 and left > 1:
+                    # Somewhere in a pack: ask its unanswered calls again as two halves, in a fresh worker.
+                    half = position + left // 2
+                    units.popleft()
+                    units.extendleft([unit[half:], unit[position:half]])
+                    self._adapt(calls, unit, True)
+                    return
+                replies[index] = reply
+                if reply.status in ("crash", "timeout"):
+                    reply.nodes = 1  # pinned on this call
+                    units.popleft()
+                    if unit[position + 1:]:
+                        units.appendleft(unit[position + 1:])
+                    return
+            units.popleft()
+            self._adapted(calls, unit, replies)
 
-    def _reply(self, current: _Worker, start: float) -> Reply:
-        """The worker's reply to its next call, or what happened to the worker instead."""
+    def _reply(self, current: _Worker, start: float, timeout: float, nodes: int = 1) -> Reply:
+        """The worker's reply to its next call, or what happened to the worker instead (with
+        ``nodes``: the calls of the pack in flight that are still unanswered)."""
         try:
-            first = min(self.timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
-            waited = "answered" if current.conn.poll(first) else self._wait(current, first)
+            first = min(timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
+            waited = "answered" if current.conn.poll(first) else self._wait(current, first, timeout)
         except OSError:  # the worker is gone: reading says how
             waited = "answered"
         if waited != "answered":
             held = _resident(current.process.pid)
             current.kill()
             self._worker = None
-            error = f"no answer within {self.timeout:g} s" if waited == "timeout" else \
+            error = f"no answer within {timeout:g} s" if waited == "timeout" else \
                 f"{worker.out_of_memory(held, self.memory_limit)} during the call"
-            return Reply(waited, None, f"{error}; the worker process was killed", time.perf_counter() - start)
+            return Reply(waited, None, f"{error}; the worker process was killed", time.perf_counter() - start,
+                         nodes=nodes)
         try:
             reply = current.conn.recv_bytes(_REPLY_CAP)
         except (EOFError, OSError) as exc:
@@ -441,30 +538,30 @@ class Runner:
                 # the pipe itself. Nothing of it is read.
                 current.kill()
                 return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
-                                            f"reply may take; the worker process was killed", elapsed)
-            return Reply("crash", None, _death(current.stop()), elapsed)
+                                            f"reply may take; the worker process was killed", elapsed, nodes=nodes)
+            return Reply("crash", None, _death(current.stop()), elapsed, nodes=nodes)
         try:
             outcome = Reply(*worker.decode(reply))
         except worker.Malformed as exc:  # the implementation wrote to the pipe itself
             current.kill()
             self._worker = None
             return Reply("crash", None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, nodes=nodes)
         if outcome.status == "crash":  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None
         return outcome
 
-    def _wait(self, current: _Worker, waited: float) -> str:
+    def _wait(self, current: _Worker, waited: float, timeout: float) -> str:
         """Go on waiting for the worker's reply after ``waited`` seconds: 'answered', 'timeout',
         or 'crash' once the worker holds more memory than its limit (checked every
         _WATCH_SECONDS)."""
         while True:
-            if waited >= self.timeout:
+            if waited >= timeout:
                 return "timeout"
             if self.memory_limit is not None and _resident(current.process.pid) > self.memory_limit:
                 return "crash"
-            step = min(self.timeout - waited, _WATCH_SECONDS)
+            step = min(timeout - waited, _WATCH_SECONDS)
             if current.conn.poll(step):
                 return "answered"
             waited += step

@@ -21,6 +21,7 @@ from .plugins import UsageError, check, model_based, portable
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
 
 LANGS = ("en", "zh-TW")
+PACKING = ("on", "off")
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call
@@ -47,6 +48,9 @@ OPTIONS = (
                                f"{format_size(DEFAULT_MEMORY_LIMIT)}; e.g. 512M, 16G, none); holding more is a crash, "
                                f"out of memory", format_size(DEFAULT_MEMORY_LIMIT)),
     ("--lang", "LANG", "report language: en or zh-TW", "en"),
+    ("--packing", "on|off", "on (default): valid and census cases in the static and initializer forms are asked "
+                            "through packed models, many independent ArgMin nodes compiled as one (a failure is "
+                            "narrowed down to its case and asked again alone); off: one model per case", "on"),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
                          "and names the others) or all (every type of T, or of --dtypes, must be implemented: a type "
                          "not implemented is a failure)", "implemented"),
@@ -67,6 +71,7 @@ class Settings:
     memory_limit: int | None  # resident bytes the worker process may hold; None: no limit
     forms: tuple[str, ...] | None = None  # model forms (engine.forms); None for a plain function plug-in
     claim: str = "implemented"  # --claim (results.verdict.CLAIMS)
+    packing: bool = True  # --packing: packed models for valid and census cases (engine.isolation.Runner.packs)
 
 
 def _split(text: str) -> list[str]:
@@ -137,10 +142,13 @@ def validate(values: dict[str, str | None]) -> Settings:
     claim = values.get("claim") or "implemented"
     if claim not in CLAIMS:
         raise UsageError(f"unknown claim {claim!r}; choose {' or '.join(CLAIMS)} (e.g. --claim all)")
+    packing = values.get("packing") or "on"
+    if packing not in PACKING:
+        raise UsageError(f"unknown packing {packing!r}; choose on or off (e.g. --packing off)")
     impl = values.get("impl") or runtimes.DEFAULT.word
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
-                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim)
+                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on")
 
 
 def _forms(impl: str, text: str | None) -> tuple[str, ...] | None:
@@ -182,5 +190,6 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
                    memory_limit_bytes=settings.memory_limit, forms=list(settings.forms) if settings.forms else None,
                    impl_portable=portable(settings.impl), claim=settings.claim,
+                   packing=PACKING[not settings.packing],
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile))

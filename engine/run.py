@@ -25,9 +25,16 @@ from generators import (
 from generators.onnx_cases import onnx_node_cases
 
 from .forms import SHARES
+from .isolation import PACKED_FORMS
 from .options import Settings
 from .plan import SUITES, Task, plan
-from .session import SEARCHES_PER_TEST, Nonconformance, Session
+from .session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
+
+# Cases per Hypothesis example where they may be packed (valid and census cases in the static and
+# initializer forms), so that a batch fills packed models; the test's case count stays the same
+# (run_test divides the examples accordingly). With --packing off too: packing must not change
+# which cases are asked.
+PACKED_BATCH = 32
 
 
 def _searches(session: Session, search: Callable[[], None]) -> None:
@@ -49,10 +56,15 @@ def _finish(session: Session) -> None:
         raise Nonconformance(f"{len(reported)} failure(s):\n" + "\n".join(reported))
 
 
+def batch_size(task: Task) -> int:
+    """Cases per Hypothesis example for ``task``: PACKED_BATCH where they may be packed, else BATCH."""
+    return PACKED_BATCH if task.form in PACKED_FORMS and task.suite in PACKED_SUITES else BATCH
+
+
 def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task,
-             floor: tuple[Case, ...] = ()) -> None:
-    """Run one test over ``strategy`` (batches of cases) with the run's profile and seed, on the
-    task's model form's share of the profile's budget.
+             floor: tuple[Case, ...] = (), batch: int = BATCH) -> None:
+    """Run one test over ``strategy`` (batches of ``batch`` cases) with the run's profile and
+    seed, on the task's model form's share of the profile's budget.
     ``floor``: pinned cases checked first in every search, as one explicit example, whatever the
     profile and seed (each is asked once per test; a failure already set aside does not stop a
     later search)."""
@@ -64,7 +76,8 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     # a failing test's time), while engine.minimize simplifies the failing case itself within
     # a budget of single asks.
     phases = [phase for phase in profile.phases if phase not in (hypothesis.Phase.explain, hypothesis.Phase.shrink)]
-    examples = max(1, round(profile.max_examples * SHARES.get(task.form, 1.0)))
+    # The profiles count examples of BATCH cases: a bigger batch takes fewer examples.
+    examples = max(1, round(profile.max_examples * SHARES.get(task.form, 1.0) * BATCH / batch))
 
     @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases, max_examples=examples)
     @hypothesis.given(cases=strategy)
@@ -108,13 +121,15 @@ def run_task(session: Session, task: Task, test_id: str) -> None:
         run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
                                      if restriction is None or c.type_name in restriction], task.form)
     elif task.suite == "property":
-        run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=BATCH), task,
-                 semantic_floor(vspec, task.type_name))
+        batch = batch_size(task)
+        run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=batch), task,
+                 semantic_floor(vspec, task.type_name), batch)
     elif task.suite == "rejection":
         run_test(session, test_id, rejection_cases(vspec, task.clause, batch=BATCH), task)
     else:
-        run_test(session, test_id, undefined_cases(vspec, task.type_name, batch=BATCH), task,
-                 census_floor(vspec, task.type_name))
+        batch = batch_size(task)
+        run_test(session, test_id, undefined_cases(vspec, task.type_name, batch=batch), task,
+                 census_floor(vspec, task.type_name), batch)
 
 
 def run_all(settings: Settings) -> Session:

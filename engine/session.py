@@ -16,7 +16,7 @@ not recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -25,7 +25,7 @@ import spec
 from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord
-from results.records import ANOTHER_PROCESS, SAME_PROCESS
+from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
 from .isolation import Call, Reply, Runner
@@ -46,7 +46,10 @@ SEARCHES_PER_TEST = 6  # distinct failures looked for in one test before it stop
 ALSO_FAILS_ON = 3  # other failing inputs shown with a counterexample
 _ALSO_LIMIT = 64  # ... each at most this many elements
 
-Key = tuple[str, str, str]  # (clause, type name, problem)
+Key = tuple[str, str, str, bool]  # (clause, type name, problem, whether it shows only in a packed model)
+# Suites whose cases may be asked through packed models (engine.isolation.Runner.packs): valid
+# and census inputs. Never rejection cases: an invalid model fails its whole pack, every time.
+PACKED_SUITES = ("property", "census")
 
 
 class Nonconformance(AssertionError):
@@ -54,7 +57,7 @@ class Nonconformance(AssertionError):
 
 
 def key_of(judgement: Judgement, failure: Failure) -> Key:
-    return failure.clause, judgement.case.type_name, failure.problem
+    return failure.clause, judgement.case.type_name, failure.problem, judgement.result.packed is not None
 
 
 @dataclass
@@ -90,6 +93,8 @@ class Session:
         self.test_id = ""
         self._taken = (0, 0)  # how many results and census records take_new has handed out
         self.form: str | None = None  # the model form of the current test (engine.forms)
+        self.compiles = self.calls = 0  # models the implementation compiled, and calls made, so far
+        self._usage_taken = (0, 0)  # the two counts at the last _usage
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -100,11 +105,14 @@ class Session:
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         return self.call_many([(data, version, attributes, self.form)])[0]
 
-    def call_many(self, calls: list[Call], runner: Runner | None = None) -> list[Reply]:
+    def call_many(self, calls: list[Call], runner: Runner | None = None, pack: bool = False) -> list[Reply]:
+        """``pack``: the calls may go through packed models (where --packing is on)."""
         runner = runner or self.runner
         runner.timeout = self._timeout()
-        replies = runner.call_many(calls)
+        replies = runner.call_many(calls, pack=pack and self.settings.packing)
+        self.calls += len(replies)
         for reply in replies:
+            self.compiles += reply.compiles
             if reply.status == "timeout":
                 self.timeouts += 1
             elif reply.status == "ok":
@@ -118,15 +126,17 @@ class Session:
     def check_all(self, cases: Sequence[Case], suite: str) -> None:
         """Judge a batch of cases in order (see ``check``), asking the implementation about all
         of them in one round trip first."""
-        self._prefetch(cases)
+        self._prefetch(cases, suite in PACKED_SUITES)
         for case in cases:
             self.check(case, suite)
 
-    def _prefetch(self, cases: Sequence[Case]) -> None:
+    def _prefetch(self, cases: Sequence[Case], pack: bool) -> None:
         """Ask the implementation, in one batch, what judging ``cases`` will ask: each new input;
         right after it its twin (a state bug shows only when the twin follows its case); then, in
         a second batch, each census input a second time (the census checks the answer does not
-        change), in another worker process where there is one."""
+        change), in another worker process where there is one. ``pack``: through packed models
+        (a twin is then a node of its case's pack: the symbolic form, never packed, still puts
+        state kept between calls to the test)."""
         state = self.state
         if state.faults >= self._faults_allowed():
             return
@@ -143,14 +153,15 @@ class Session:
                 planned.append(second)
         if not planned:
             return
-        for case, reply in zip(planned, self.call_many([(c.data, c.version, c.attributes, self.form) for c in planned]),
-                               strict=True):
+        calls = [(c.data, c.version, c.attributes, self.form) for c in planned]
+        for case, reply in zip(planned, self.call_many(calls, pack=pack), strict=True):
             state.prefetched[case.key()].append(reply)
         # Not where the first ask crashed or hung: the census does not ask those again.
         census = [c for c in planned if c.intent == "undefined"
                   and state.prefetched[c.key()][0].status not in ("crash", "timeout")]
         if census:
-            replies = self.call_many([(c.data, c.version, c.attributes, self.form) for c in census], self._second())
+            replies = self.call_many([(c.data, c.version, c.attributes, self.form) for c in census], self._second(),
+                                     pack)
             state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
 
     def _second(self) -> Runner:
@@ -197,6 +208,8 @@ class Session:
                 state.current = (judgement, failure)
                 self._remember(key_of(judgement, failure), judgement)
                 where = f" ({self.form} model)" if self.form else ""
+                if judgement.result.packed:
+                    where = f" (only in a packed {self.form} model of {judgement.result.packed} nodes)"
                 raise Nonconformance(f"[{failure.clause}] {failure.problem} on {case.type_name}"
                                      f"{list(judgement.case.data.shape)} with {dict(judgement.case.attributes)}{where}")
 
@@ -229,7 +242,12 @@ class Session:
                 return self._asked(case)
             return self.call(data, case.version, attributes)
 
-        judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
+        if reply.nodes > 1:
+            judgement = self._packed(case, suite, reply)
+            if judgement.failed:
+                judgement = self._alone(case, suite, judgement, again)
+        else:
+            judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
         state.settled[key] = judgement
         searching = state.current is None
@@ -238,14 +256,40 @@ class Session:
             state.recorded.add(key)
         return judgement
 
+    def _packed(self, case: Case, suite: str, reply: Reply) -> Judgement:
+        """The judgement of an answer from a packed model, without the re-asks that sharpen a
+        failure's blame: they would be one-node models, and a failure is asked alone anyway."""
+        refused = Reply("raised", None, "not asked: the answer came from a packed model", 0.0)
+        return judge(spec.load(case.version), case, reply, suite,
+                     lambda data, attributes: reply if attributes == case.attributes else refused,
+                     lambda: self._again(case))
+
+    def _alone(self, case: Case, suite: str, packed: Judgement,
+               again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
+        """A case that failed in a packed model, asked again alone (a one-node model). Failing
+        there too, it is judged from that answer, exactly as without packing; answering right,
+        the packed failure is a finding of its own, marked with the pack's node count."""
+        alone = judge(spec.load(case.version), case, self.call(case.data, case.version, case.attributes), suite, again)
+        if not alone.failed:
+            packed.result.packed = packed.reply.nodes
+            return packed
+        return alone
+
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
 
-    def take_new(self) -> tuple[list[CaseResult], list[CensusRecord]]:
+    def take_new(self) -> tuple[list[CaseResult], list[CensusRecord], list[Usage]]:
         """The records made since the last call: what an xdist worker hands to its controller."""
         results, census = self._taken
         self._taken = (len(self.results), len(self.census))
-        return self.results[results:], self.census[census:]
+        return self.results[results:], self.census[census:], self._usage()
+
+    def _usage(self) -> list[Usage]:
+        """The models compiled and calls made since the last time (model-based implementations only)."""
+        compiles, calls = self._usage_taken
+        self._usage_taken = (self.compiles, self.calls)
+        fresh = self.settings.forms is not None and self.calls > calls
+        return [Usage(self.compiles - compiles, self.calls - calls)] if fresh else []
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
         self.results.append(result)
@@ -268,11 +312,13 @@ class Session:
         state.current = None
         key = key_of(judgement, failure)
         unminimized = state.faults >= self._faults_allowed()
-        if minimizing and failure.problem not in ("crash", "timeout") and not unminimized:
+        # A packed-only failure is not minimized: every candidate would be asked alone, and pass.
+        packed = judgement.result.packed is not None
+        if minimizing and failure.problem not in ("crash", "timeout") and not unminimized and not packed:
             judgement = self._minimized(judgement, key)
         result = judgement.recorded_as(failure)
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))
-        result.counterexample.minimized = not unminimized
+        result.counterexample.minimized = not unminimized and not packed
         result.counterexample.also = [j.example() for j in self._also(key, judgement)]
         self._record(result, [])
         state.recorded.add(judgement.case.key())
@@ -315,6 +361,9 @@ class Session:
     def end(self) -> list[str]:
         """Close the test; one line per failure it found."""
         state, self.state = self.state, None
+        if self.stream is not None:  # else an xdist worker's take_new hands it over
+            for usage in self._usage():
+                self.stream.usage(usage)
         return state.reported
 
     def close(self) -> None:

@@ -5,7 +5,8 @@ same exceptions map to the same statuses. ``serve`` is the worker's main loop; i
 implementation itself from the ``--impl`` string (functions are never pickled) and answers
 pickled requests over a multiprocessing connection: each request is a batch of calls, made in
 order, with one reply sent as each call ends (so a crash or a hang is still pinned on its call,
-and one round trip serves a whole batch). Replies are data, never pickles: the worker runs the
+and one round trip serves a whole batch). Calls may come in packs, asked through one packed
+model (``answers``), their replies sent once the pack ran. Replies are data, never pickles: the worker runs the
 implementation's code, so the process that owns the run reads only a dtype, a shape, bytes and
 bounded texts from it (``encode``/``decode``), and repr()s nothing it returned.
 
@@ -30,7 +31,7 @@ import signal
 import struct
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -47,6 +48,10 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 # it has no integer type of its own and is judged by its values (see spec.oracle.read).
 # ``declared``: the output shape a model-based implementation declared.
 Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
+# An outcome as the process that owns the run receives it: plus the nodes of the model that
+# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``) and
+# the models compiled since the previous reply.
+Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, int]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
@@ -167,14 +172,66 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
+def compiles_of(fn: Any) -> int:
+    """Models a model-based adapter has compiled so far (``ModelArgMin.compiles``); 0 for a plain function."""
+    count = getattr(fn, "compiles", 0)
+    return count if type(count) is int else 0
+
+
+class NotPackable(Exception):
+    """The adapter cannot answer a packed model (a ``model:`` plug-in whose callable returns one
+    output only): its calls are made one by one."""
+
+
+def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> Outcome:
+    """One node's answer of a packed model, classified as ``call`` classifies a whole call's."""
+    value, error = _as_array(answer.value)
+    if error is not None:
+        return _without_answer("raised", error, seconds)
+    too_large = _oversize(value, data, attributes)
+    if too_large is not None:
+        return _without_answer("oversize", too_large, seconds)
+    return "ok", value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
+
+
+def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
+            form: str | None) -> Iterator[tuple[Outcome, int]]:
+    """The outcomes of a pack of calls, in order, each with the nodes of the model that gave it.
+    One call is a plain ``call``. Several are asked as one packed model (``answer_pack``, each
+    node's time its share of the whole); where that raises, the pack is split in halves and each
+    half asked the same way, down to single calls, so that every call gets the answer of the
+    smallest pack that works, or its own one-node model's. A pack the runtime refuses as
+    unsupported is asked call by call at once: such a refusal is nearly always the whole type's
+    (halving would compile every model twice)."""
+    if len(datas) == 1:
+        yield call(fn, datas[0], version, attributes[0], form), 1
+        return
+    start = time.perf_counter()
+    try:
+        packed = fn.answer_pack(form, datas, version, attributes)
+    except (NotPackable, NotImplementedError):
+        for data, attrs in zip(datas, attributes, strict=True):
+            yield call(fn, data, version, attrs, form), 1
+        return
+    except (Exception, SystemExit):  # anything a single call would classify: bisected down to it
+        half = len(datas) // 2
+        yield from answers(fn, datas[:half], version, attributes[:half], form)
+        yield from answers(fn, datas[half:], version, attributes[half:], form)
+        return
+    share = (time.perf_counter() - start) / len(datas)
+    for answer, data, attrs in zip(packed, datas, attributes, strict=True):
+        yield _unpacked(answer, data, attrs, share), len(datas)
+
+
 # The wire format of a reply: data only, never a pickled object. The process that owns the run
 # parses it strictly (``decode``): a worker runs the implementation's code, so whatever it sends
 # is untrusted. A fixed header (status, by_value, seconds, the lengths that follow, the answer's
-# rank and the declared output's rank or -1), the answer's shape and the declared shape (-1 for
+# rank, the declared output's rank or -1, the nodes of the model that answered and the models
+# compiled since the previous reply), the answer's shape and the declared shape (-1 for
 # an unknown dimension), the error text, the dtype as ``str|name`` and the answer's bytes. An
 # object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
 # ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
-_HEADER = struct.Struct("<BBdIHBb")
+_HEADER = struct.Struct("<BBdIHBbHI")
 STATUSES = ("ok", "unsupported", "raised", "crash", "timeout", "oversize")
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
@@ -205,8 +262,9 @@ def _object_texts(value: np.ndarray) -> str:
     return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
 
 
-def encode(outcome: Outcome) -> bytes:
-    """One reply as bytes (see _HEADER)."""
+def encode(outcome: Outcome, nodes: int = 1, compiles: int = 0) -> bytes:
+    """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
+    model, or a plain function), ``compiles`` made since the previous reply."""
     status, value, error, seconds, by_value, declared = outcome
     shape: tuple[int, ...] = ()
     dtype, payload = b"", b""
@@ -219,7 +277,7 @@ def encode(outcome: Outcome) -> bytes:
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
     header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
-                          -1 if declared is None else len(marks))
+                          -1 if declared is None else len(marks), nodes, min(max(compiles, 0), 0xFFFFFFFF))
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
 
 
@@ -240,11 +298,12 @@ def _dtype(text: str) -> np.dtype:
     return dtype
 
 
-def decode(reply: bytes) -> Outcome:
+def decode(reply: bytes) -> Delivered:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
-        status, by_value, seconds, errors, dtypes, ndim, marks = _HEADER.unpack_from(reply)
-        if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds):
+        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, compiles = _HEADER.unpack_from(reply)
+        if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
+                or nodes < 1:
             raise Malformed("a header out of range")
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
         start = _HEADER.size + 8 * len(numbers)
@@ -257,7 +316,7 @@ def decode(reply: bytes) -> Outcome:
         if not kind:
             if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return STATUSES[status], None, error, seconds, bool(by_value), declared
+            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, compiles
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -269,20 +328,20 @@ def decode(reply: bytes) -> Outcome:
         else:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
-        return STATUSES[status], value, error, seconds, bool(by_value), declared
+        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, compiles
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(outcome: Outcome) -> Outcome:
-    """What ``decode(encode(outcome))`` gives, without the bytes (in-process calls): the answer
-    as a copy, objects as their descriptions."""
+def detached(outcome: Outcome, nodes: int = 1, compiles: int = 0) -> Delivered:
+    """What ``decode(encode(outcome, nodes, compiles))`` gives, without the bytes (in-process
+    calls): the answer as a copy, objects as their descriptions."""
     status, value, error, seconds, by_value, declared = outcome
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
-    return status, value, error, seconds, by_value, declared
+    return status, value, error, seconds, by_value, declared, nodes, compiles
 
 
 def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -327,7 +386,8 @@ def _output_to(log_path: str) -> None:
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
           arena_path: str | None = None, log_path: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
-    is or why it did not load, then answer batches of calls ``[(data, version, attributes, form), ...]``
+    is or why it did not load, then answer batches of packs of calls
+    ``[([data, ...], version, [attributes, ...], form), ...]``
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
     What the implementation writes to stdout and stderr goes to ``log_path`` (appended), not
     between the suite's own lines."""
@@ -355,20 +415,24 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         with open(arena_path, "r+b") as file:
             arena = mmap.mmap(file.fileno(), 0)
     conn.send_bytes(json.dumps({"ready": description}, default=str).encode())
-    checked = time.monotonic()
+    checked, compiled = time.monotonic(), 0
     while True:
         try:
             request = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        for data, version, attributes, form in pickle.loads(request):  # a batch: one reply per call, as it ends
-            outcome = call(fn, _shared(arena, data), version, attributes, form)
-            now = time.monotonic()
-            if memory_limit is not None and outcome[0] != "crash" and (
-                    outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
-                checked, peak = now, _peak_resident()
-                if peak > memory_limit:
-                    outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
-            conn.send_bytes(encode(outcome))
-            if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
-                return
+        # A batch of packs (a pack of one is a plain call): one reply per call, in order, as its pack ends.
+        for datas, version, attributes, form in pickle.loads(request):
+            for outcome, nodes in answers(fn, [_shared(arena, data) for data in datas], version, attributes, form):
+                now = time.monotonic()
+                if memory_limit is not None and outcome[0] != "crash" and (
+                        outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
+                    checked, peak = now, _peak_resident()
+                    if peak > memory_limit:
+                        # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
+                        outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
+                compiles = compiles_of(fn)
+                conn.send_bytes(encode(outcome, nodes, compiles - compiled))
+                compiled = compiles
+                if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
+                    return

@@ -86,6 +86,9 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "profile_description": {str(k): str(v) for k, v in info.profile_description.items()},
         "forms": None if info.forms is None else [str(f) for f in info.forms],
         "claim": str(info.claim),
+        "packing": str(info.packing),
+        "models_compiled": None if info.models_compiled is None else int(info.models_compiled),
+        "calls_made": None if info.calls_made is None else int(info.calls_made),
     }
 
 
@@ -328,7 +331,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
             continue
         ce = result.counterexample
         problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
-        key = (result.version, result.clause or "", result.type_name, problem, result.form or "")
+        key = (result.version, result.clause or "", result.type_name, problem, result.form or "", result.packed or 0)
         seen[key] += 1
         if key not in chosen or _rank(result) <= _rank(chosen[key]):
             chosen[key] = result
@@ -342,6 +345,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
         anchor = f"{clause_anchor(result.version, result.clause)}-{result.type_name}"
         anchor = anchor if anchor not in anchors else f"{anchor}-{_slug(key[3])}"
         anchor = anchor if anchor not in anchors else f"{anchor}-{key[4]}"  # the same failure in another model form
+        anchor = anchor if anchor not in anchors else f"{anchor}-packed"  # ... and only in a packed model
         anchors.add(anchor)
         role, same_cause = _role(result, roles)
         entries.append({
@@ -361,6 +365,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
                           "actual": _tensor(e.actual)} for e in ce.also],
             },
             "form": result.form,
+            "packed": result.packed,
             "replay": snippet(impl, result.version, ce, kind=result.kind, clause=result.clause,
                               form=result.form) if ce else None,
             "standalone": standalone(impl, result.version, ce, kind=result.kind, clause=result.clause,
@@ -387,7 +392,7 @@ def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], i
     for index, failure in enumerate(failures):
         # A failure that shares its root cause with another clause's goes on that clause's card.
         key = (failure["role"], failure["same_cause"] or failure["clause"], failure["problem"], failure["outcome"],
-               failure["kind"], _pattern(failure))
+               failure["kind"], _pattern(failure), bool(failure["packed"]))
         groups.setdefault(key, []).append(index)
     cards = []
     for members in groups.values():
@@ -409,6 +414,7 @@ def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], i
             "failures": members, "representative": representative, "covers": _covers(failures, members),
             "occurrences": sum(failures[i]["occurrences"] for i in members),
             "forms": sorted({failures[i]["form"] for i in members if failures[i]["form"]}, key=form_order),
+            "packed": max((failures[i]["packed"] or 0 for i in members), default=0) or None,
         })
     return cards
 

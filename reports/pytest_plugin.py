@@ -71,6 +71,9 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
             cause = f" (goes with {warning['same_cause']}'s wrong answers)" if warning["same_cause"] else ""
             lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
     lines.append(f"  {certificate_line(document['certificate'])}")
+    if info.models_compiled is not None:
+        lines.append(f"  models compiled: {info.models_compiled:,} for {info.calls_made:,} calls "
+                     f"(packing {info.packing})")
     lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines
 

@@ -203,7 +203,7 @@ def _certificate(document: dict) -> Check:
 
 def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None) -> list[str]:
     """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
-    timeout, forms and memory limit. Always ``--isolation process``: the implementation a report
+    timeout, forms, packing and memory limit. Always ``--isolation process``: the implementation a report
     names never runs in the process of the one who checks it."""
     certificate = document["certificate"]
     command = [sys.executable, "-m", "suites", "--impl", certificate["implementation"],
@@ -217,6 +217,8 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
         command += ["--dtypes", ",".join(certificate["types"])]
     if certificate["forms"] is not None:
         command += ["--forms", ",".join(certificate["forms"])]
+    if certificate.get("packing") in ("on", "off"):  # absent from reports made before --packing existed
+        command += ["--packing", certificate["packing"]]
     return command
 
 

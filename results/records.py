@@ -79,6 +79,9 @@ class CaseResult:
     input_digest: str = ""
     answer_digest: str = ""
     form: str | None = None  # the model form (symbolic, static, initializer); None for a function plug-in
+    # A failure that shows only in a packed model: its node count (the one-node model of the same
+    # case answers right); None for everything else (engine.session._alone).
+    packed: int | None = None
 
 
 # What an implementation did with a census input. Only "returned" and "raised" can make a
@@ -137,6 +140,21 @@ class RunInfo:
     forms: list[str] | None = None  # model forms run (model-based implementations only)
     impl_portable: str | None = None  # impl with any file path made absolute: what replay snippets load
     claim: str = "implemented"  # --claim: the types the headline covers (results.verdict.CLAIMS)
+    packing: str = "off"  # --packing: whether valid and census cases were asked through packed models (runs
+    # recorded before the option existed had none)
+    # Models the implementation compiled and calls made in the whole run (model-based
+    # implementations; None for a plain function or a run that recorded none): see Usage.
+    models_compiled: int | None = None
+    calls_made: int | None = None
+
+
+@dataclass
+class Usage:
+    """Models compiled and calls made by one process of a run since its previous Usage record;
+    the run's totals (RunInfo.models_compiled, calls_made) are their sums."""
+
+    compiles: int
+    calls: int
 
 
 @dataclass

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import save
-from .records import CaseResult, CensusRecord, RawRun, RunInfo, census_from_json, result_from_json, to_json
+from .records import CaseResult, CensusRecord, RawRun, RunInfo, Usage, census_from_json, result_from_json, to_json
 
 try:
     import fcntl
@@ -106,6 +106,9 @@ class Writer:
     def census(self, record: CensusRecord) -> None:
         self._write("census", record)
 
+    def usage(self, record: Usage) -> None:
+        self._write("usage", record)
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -116,10 +119,10 @@ def _line(kind: str, record: Any) -> str:
     return json.dumps({"kind": kind, "record": to_json(record)}, ensure_ascii=False) + "\n"
 
 
-def encode(results: list[CaseResult], census: list[CensusRecord]) -> str:
+def encode(results: list[CaseResult], census: list[CensusRecord], usage: Iterable[Usage] = ()) -> str:
     """Records as stream lines, for a process that hands them to the one writing the stream."""
-    return "".join(_line(kind, record) for kind, records in (("result", results), ("census", census))
-                   for record in records)
+    return "".join(_line(kind, record) for kind, records in (("result", results), ("census", census),
+                                                             ("usage", usage)) for record in records)
 
 
 def start(report_dir: Path, info: RunInfo, environment: dict[str, Any]) -> IO[str]:
@@ -203,6 +206,7 @@ def read(report_dir: Path) -> RawRun:
 def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[str, Any]]) -> RawRun:
     run = RawRun(info, environment)
     found: dict[tuple, CaseResult] = {}
+    compiles = calls = 0
     for item in items:
         if item.get("kind") == "result":
             run.results.append(result_from_json(item["record"]))
@@ -211,6 +215,10 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
         elif item.get("kind") == "found":
             result = result_from_json(item["record"])
             found[_failure(result)] = result
+        elif item.get("kind") == "usage":
+            compiles, calls = compiles + int(item["record"]["compiles"]), calls + int(item["record"]["calls"])
+    if calls:
+        run.info = replace(info, models_compiled=compiles, calls_made=calls)
     # A failure is written as found, then again, minimized, once its search ends: the final
     # record wins; a failure whose search never ended keeps the one found.
     ended = {_failure(r) for r in run.results if r.counterexample is not None}
@@ -219,8 +227,8 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
 
 
 def _failure(result: CaseResult) -> tuple:
-    """What tells one failure of a test from another."""
-    return result.test, result.clause, result.type_name, result.problem
+    """What tells one failure of a test from another (one only packed models show is another)."""
+    return result.test, result.clause, result.type_name, result.problem, result.packed is not None
 
 
 def recover(report_dir: Path, reason: str) -> RawRun:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +19,9 @@ import numpy as np
 import onnx
 
 from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
+from engine.worker import NotPackable
 
-from .models import Declared, form_key, form_model
+from .models import Declared, form_key, form_model, packed_model
 
 # Compiled models kept per form: one per (version, type, attributes, rank) in the symbolic form
 # serves many cases; a static one serves one shape, so fewer are worth keeping.
@@ -29,11 +30,13 @@ CACHE_SIZES = {SYMBOLIC: 512, STATIC: 64}
 
 @dataclass(frozen=True)
 class Compiled:
-    """One compiled model: ``run(*inputs)`` (the input array, or nothing for the initializer
-    form) returns the output; ``declared`` is the output shape the runtime declares, if any."""
+    """One compiled model: ``run(*inputs)`` (the input arrays in the model's order, or nothing
+    in the initializer form) returns its outputs, a sequence in the model's output order (one
+    for a one-node model, one per node for a packed one); ``declared`` holds the output shape
+    the runtime declares for each, or is None where it declares none."""
 
-    run: Callable[..., Any]
-    declared: Declared = None
+    run: Callable[..., Sequence[Any]]
+    declared: Sequence[Declared] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,27 +91,41 @@ class ModelArgMin(ABC):
         """The input array as the runtime takes it."""
         return data
 
-    def _compile(self, form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Compiled:
+    def _compile(self, model: onnx.ModelProto) -> Compiled:
         self.compiles += 1
         try:
-            return self.compile(form_model(form, data, opset, attributes))
+            return self.compile(model)
+        except Exception as exc:
+            raise self.translate(exc) from None
+
+    def _run(self, compiled: Compiled, inputs: Sequence[Any]) -> Sequence[Any]:
+        try:
+            return compiled.run(*inputs)
         except Exception as exc:
             raise self.translate(exc) from None
 
     def answer(self, form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Answer:
-        """Run ``data`` through the model of ``form`` (compiled once per form_key)."""
+        """Run ``data`` through the one-node model of ``form`` (compiled once per form_key)."""
         data = np.asarray(data)
-        if form == INITIALIZER:  # one model per input: nothing to reuse
-            compiled = self._compile(form, data, opset, attributes)
-        else:
-            compiled = self._caches[form].get(form_key(form, data, opset, attributes),
-                                               lambda: self._compile(form, data, opset, attributes))
-        inputs = () if form == INITIALIZER else (self.feed(data),)
-        try:
-            value = compiled.run(*inputs)
-        except Exception as exc:
-            raise self.translate(exc) from None
-        return Answer(value, compiled.declared)
+        build = lambda: self._compile(form_model(form, data, opset, attributes))  # noqa: E731
+        # The initializer form compiles one model per input: nothing to reuse.
+        compiled = build() if form == INITIALIZER else self._caches[form].get(
+            form_key(form, data, opset, attributes), build)
+        outputs = self._run(compiled, () if form == INITIALIZER else (self.feed(data),))
+        return Answer(outputs[0], compiled.declared[0] if compiled.declared else None)
+
+    def answer_pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
+                    attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
+        """Run every input through one packed model of ``form`` (``models.packed_model``): one
+        answer per node, in order. Raises what compiling or running it raises (the caller then
+        bisects the pack), and NotPackable where the runtime does not give one output per node."""
+        datas = [np.asarray(data) for data in datas]
+        compiled = self._compile(packed_model(form, datas, opset, attributes))
+        outputs = self._run(compiled, () if form == INITIALIZER else [self.feed(data) for data in datas])
+        if not isinstance(outputs, (list, tuple)) or len(outputs) != len(datas):
+            raise NotPackable(f"{len(datas)} nodes gave {type(outputs).__name__} outputs")
+        declared = compiled.declared or [None] * len(datas)
+        return [Answer(value, shape) for value, shape in zip(outputs, declared, strict=True)]
 
     def __call__(self, data: np.ndarray, *, opset: int, **attributes: int) -> Any:
         return self.answer(SYMBOLIC, data, opset, attributes).value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -68,6 +68,13 @@ def inferred_shape(model: onnx.ModelProto) -> Declared:
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in inferred.shape.dim)
 
 
+def inferred_shapes(model: onnx.ModelProto) -> list[Declared]:
+    """``inferred_shape`` for every output of ``model`` (a packed model has one per node)."""
+    found = [o.type.tensor_type for o in onnx.shape_inference.infer_shapes(model).graph.output]
+    return [tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim) if t.HasField("shape")
+            else None for t in found]
+
+
 def argmin_model(opset: int, dtype: np.dtype, rank: int, attributes: Mapping[str, int], *,
                  shape: tuple[int, ...] | None = None, initializer: np.ndarray | None = None) -> onnx.ModelProto:
     """A model with one ArgMin node at ``opset``. The input has rank ``rank`` and symbolic
@@ -103,6 +110,45 @@ def form_model(form: str, data: np.ndarray, opset: int, attributes: Mapping[str,
     return argmin_model(opset, data.dtype, data.ndim, attributes,
                         shape=data.shape if form == STATIC else None,
                         initializer=data if form == INITIALIZER else None)
+
+
+def _packed(opset: int, nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
+            initializers: list[onnx.TensorProto], outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
+    opsets = [onnx.helper.make_opsetid("", opset)]
+    graph = onnx.helper.make_graph(nodes, f"argmin_{opset}_x{len(nodes)}", inputs, outputs, initializer=initializers)
+    built = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="argmin-conformance")
+    lowest = onnx.helper.find_min_ir_version_for(opsets, ignore_unknown=True)
+    built.ir_version = max(lowest, IR_CONSTANTS) if initializers else lowest  # as _model, for the same reasons
+    return built
+
+
+def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
+                 attributes: Sequence[Mapping[str, int]]) -> onnx.ModelProto:
+    """One model of ``len(datas)`` independent ArgMin nodes at ``opset`` (a pack; ``form`` static
+    or initializer): node i reads ``data_i`` (a graph input of its exact shape, or a constant)
+    with its own attributes and writes output ``reduced_i``. Compiling one such model instead of
+    one per case is what makes compiler runtimes affordable; replays stay one-node models.
+    Each output declares the rank ONNX's shape inference finds for it, as ``argmin_model`` does."""
+    if form not in (STATIC, INITIALIZER):
+        raise ValueError(f"model form {form!r} is not packed")
+    nodes, inputs, initializers = [], [], []
+    for i, (data, attrs) in enumerate(zip(datas, attributes, strict=True)):
+        name = f"{INPUT}_{i}"
+        nodes.append(onnx.helper.make_node("ArgMin", [name], [f"{OUTPUT}_{i}"], name=f"argmin_{i}", **dict(attrs)))
+        if form == INITIALIZER:
+            initializers.append(onnx.numpy_helper.from_array(np.asarray(data), name))
+        else:
+            inputs.append(onnx.helper.make_tensor_value_info(name, element_type(data.dtype), list(data.shape)))
+    bare = [onnx.helper.make_tensor_value_info(node.output[0], onnx.TensorProto.INT64, None) for node in nodes]
+    inferred = onnx.shape_inference.infer_shapes(_packed(opset, nodes, inputs, initializers, bare)).graph.output
+    outputs = []
+    for data, node, found in zip(datas, nodes, inferred, strict=True):
+        tensor = found.type.tensor_type
+        rank = len(tensor.shape.dim) if tensor.HasField("shape") else data.ndim
+        out = node.output[0]
+        dims = [f"{out}_{d}" for d in range(rank)]
+        outputs.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.INT64, dims))
+    return _packed(opset, nodes, inputs, initializers, outputs)
 
 
 def recipe() -> list[str]:

@@ -48,7 +48,11 @@ class IreeArgMin(ModelArgMin):
         context = self._runtime.SystemContext(config=self._runtime.Config(DRIVER))
         context.add_vm_module(self._runtime.VmModule.copy_buffer(context.instance, binary))
         function = context.modules.module[model.graph.name]
-        return Compiled(lambda *inputs: np.asarray(function(*inputs).to_host()))
+        def run(*inputs: Any) -> list[np.ndarray]:
+            results = function(*inputs)  # one result alone, several as a sequence
+            return [np.asarray(r.to_host()) for r in (results if isinstance(results, (list, tuple)) else [results])]
+
+        return Compiled(run)
 
     def feed(self, data: np.ndarray) -> Any:
         return np.ascontiguousarray(data)

@@ -1,8 +1,10 @@
 """ArgMin through a vendor's model-level plug-in (``--impl model:MODULE_OR_PATH:FUNCTION``): the
 function takes an ``onnx.ModelProto`` and returns a callable from the model's inputs (the input
-array; nothing in the initializer form, where the data is inside the model) to the output. The
+arrays; nothing in the initializer form, where the data is inside the model) to the output. The
 suite builds, caches and varies the models; NotImplementedError from either call means
-"unsupported", any other exception a rejection."""
+"unsupported", any other exception a rejection. A packed model (several ArgMin nodes, one output
+each) is answered by a callable that returns every output, as a list or tuple in the model's
+order; one that returns a single output is asked one-node models only."""
 
 from __future__ import annotations
 
@@ -24,4 +26,6 @@ class ModelPluginArgMin(ModelArgMin):
         if not callable(run):
             raise TypeError(f"the model plug-in returned {type(run).__name__}, not a callable from the input "
                             f"array to the output")
-        return Compiled(run)
+        if len(model.graph.output) == 1:
+            return Compiled(lambda *inputs: [run(*inputs)])
+        return Compiled(run)  # ModelArgMin.answer_pack checks it gives one output per node

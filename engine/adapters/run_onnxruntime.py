@@ -11,7 +11,7 @@ from engine.runtimes.entry import Unavailable
 from engine.runtimes.onnxruntime import CPU
 
 from .compiled import Compiled, ModelArgMin
-from .models import OUTPUT, element_type
+from .models import element_type
 
 
 class OnnxRuntimeError(RuntimeError):
@@ -73,9 +73,9 @@ class OnnxRuntimeArgMin(ModelArgMin):
         names = [i.name for i in session.get_inputs()]
 
         def run(*inputs: Any) -> Any:
-            return session.run([OUTPUT], dict(zip(names, inputs, strict=True)), self._run_options)[0]
+            return session.run(None, dict(zip(names, inputs, strict=True)), self._run_options)
 
-        return Compiled(run, _declared(session.get_outputs()[0].shape))
+        return Compiled(run, [_declared(output.shape) for output in session.get_outputs()])
 
     def translate(self, exc: Exception) -> Exception:
         return from_onnxruntime(exc)

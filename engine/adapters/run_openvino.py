@@ -62,8 +62,13 @@ class OpenVinoArgMin(ModelArgMin):
 
     def compile(self, model: onnx.ModelProto) -> Compiled:
         compiled = self._core.compile_model(self._core.read_model(model.SerializeToString()), self.device)
-        output = compiled.output(0)
-        return Compiled(lambda *inputs: compiled(list(inputs))[output], _declared(output.get_partial_shape()))
+        outputs = compiled.outputs
+
+        def run(*inputs: Any) -> list[Any]:
+            results = compiled(list(inputs))
+            return [results[output] for output in outputs]
+
+        return Compiled(run, [_declared(output.get_partial_shape()) for output in outputs])
 
     def translate(self, exc: Exception) -> Exception:
         # OpenVINO raises RuntimeError (from C++) for everything; other exceptions are not its own.

@@ -9,7 +9,7 @@ from typing import Any
 import onnx
 
 from .compiled import Compiled, ModelArgMin
-from .models import inferred_shape
+from .models import inferred_shapes
 
 
 class ReferenceArgMin(ModelArgMin):
@@ -24,6 +24,6 @@ class ReferenceArgMin(ModelArgMin):
         names = list(evaluator.input_names)
 
         def run(*inputs: Any) -> Any:
-            return evaluator.run(None, dict(zip(names, inputs, strict=True)))[0]
+            return evaluator.run(None, dict(zip(names, inputs, strict=True)))
 
-        return Compiled(run, inferred_shape(model))
+        return Compiled(run, inferred_shapes(model))

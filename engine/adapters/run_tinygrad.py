@@ -64,7 +64,8 @@ class TinygradArgMin(ModelArgMin):
 
         def run(*inputs: Any) -> Any:
             runner.variable_dims.clear()
-            return runner(dict(zip(names, inputs, strict=True)))[model.graph.output[0].name].numpy()
+            results = runner(dict(zip(names, inputs, strict=True)))
+            return [results[output.name].numpy() for output in model.graph.output]
 
         return Compiled(run)
 

@@ -51,9 +51,9 @@ class TractArgMin(ModelArgMin):
     def compile(self, model: onnx.ModelProto) -> Compiled:
         self._path.write_bytes(model.SerializeToString())
         typed = self._onnx.load(str(self._path)).into_model()
-        declared = _declared(typed.output_fact(0))
+        declared = [_declared(typed.output_fact(i)) for i in range(len(model.graph.output))]
         runnable = typed.into_runnable()
-        return Compiled(lambda *inputs: runnable.run(list(inputs))[0].to_numpy(), declared)
+        return Compiled(lambda *inputs: [value.to_numpy() for value in runnable.run(list(inputs))], declared)
 
     def translate(self, exc: Exception) -> Exception:
         if not isinstance(exc, self._tract.TractError):

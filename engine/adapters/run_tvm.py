@@ -33,7 +33,12 @@ class TvmArgMin(ModelArgMin):
     def compile(self, model: onnx.ModelProto) -> Compiled:
         module = self._relax.transform.LegalizeOps()(self._from_onnx(model, keep_params_in_input=False))
         machine = self._relax.VirtualMachine(self._tvm.compile(module, target=TARGET), self._tvm.cpu())
-        return Compiled(lambda *inputs: machine["main"](*inputs).numpy())
+        def run(*inputs: Any) -> list[np.ndarray]:
+            results = machine["main"](*inputs)  # one tensor alone, several as a tuple
+            return [r.numpy() for r in (results if isinstance(results, (list, tuple)) or not hasattr(
+                results, "numpy") else [results])]
+
+        return Compiled(run)
 
     def feed(self, data: np.ndarray) -> Any:
         return self._tvm.runtime.tensor(np.ascontiguousarray(data))

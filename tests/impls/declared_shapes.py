@@ -9,12 +9,14 @@ import onnx
 from engine.adapters import Compiled, OnnxRuntimeArgMin
 
 
+def _dims(value: onnx.ValueInfoProto | onnx.TensorProto) -> tuple[int | None, ...]:
+    if isinstance(value, onnx.TensorProto):  # the initializer form: the data's own dims
+        return tuple(value.dims)
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in value.type.tensor_type.shape.dim)
+
+
 class DeclaresTheInputShape(OnnxRuntimeArgMin):
     def compile(self, model: onnx.ModelProto) -> Compiled:
         compiled = super().compile(model)
-        if model.graph.input:
-            dims = model.graph.input[0].type.tensor_type.shape.dim
-            declared = tuple(d.dim_value if d.HasField("dim_value") else None for d in dims)
-        else:  # the initializer form: the data's own dims
-            declared = tuple(model.graph.initializer[0].dims)
-        return Compiled(compiled.run, declared)
+        inputs = list(model.graph.input) or list(model.graph.initializer)  # one per node, in node order
+        return Compiled(compiled.run, [_dims(value) for value in inputs])

@@ -1,0 +1,83 @@
+"""Fake model-level runtimes for packing (``--impl model:tests/impls/model_packing.py:FUNCTION``):
+each compiles a model, one-node or packed, into a numpy function that computes every ArgMin node
+of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packing:
+
+- ``crash_on_three``: the process dies (os._exit) running any model with an input of exactly 3
+  elements, packed or not: the crash must be pinned on that one case;
+- ``wrong_fourth_node``: the node at position 3 of a model of more than 3 nodes answers the
+  index after the right one (wrong at ArgMin-13, which decides ties): a bug only packed models show;
+- ``wrong_alone``: a one-node model with a static input answers the index after the right one:
+  a bug only one-node models show (packed, or symbolic, it is right);
+- ``hang_on_three``: like crash_on_three, but it sleeps instead of dying.
+
+``correct`` has no bug at all. Compiles are counted by the adapter (ModelArgMin.compiles)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from zoo.correct import numpy_argmin
+
+Run = Callable[..., object]
+Bug = Callable[[int, int, list[np.ndarray], list[np.ndarray], bool], None]  # (position, nodes, inputs, outputs, static)
+SIZE = 3
+
+
+def _runtime(bug: Bug) -> Callable[[onnx.ModelProto], Run]:
+    def compile(model: onnx.ModelProto) -> Run:
+        opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+        constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+        names = [i.name for i in model.graph.input]
+        static = bool(names) and all(d.HasField("dim_value") for d in model.graph.input[0].type.tensor_type.shape.dim)
+        nodes = [(node.input[0], {a.name: helper.get_attribute_value(a) for a in node.attribute})
+                 for node in model.graph.node]
+
+        def run(*inputs: np.ndarray) -> object:
+            feeds = {**constants, **dict(zip(names, inputs, strict=True))}
+            datas = [np.asarray(feeds[name]) for name, _ in nodes]
+            outputs = [numpy_argmin(data, opset=opset, **attributes) for data, (_, attributes) in zip(datas, nodes,
+                                                                                                       strict=True)]
+            for position in range(len(nodes)):
+                bug(position, len(nodes), datas, outputs, static)
+            return outputs if len(outputs) > 1 else outputs[0]
+        return run
+    return compile
+
+
+def _next_index(outputs: list[np.ndarray], position: int) -> None:
+    """Node ``position`` answers the index after the right one: at ArgMin-13, which decides ties,
+    that is never right (a later element, or out of range)."""
+    outputs[position] = np.asarray(outputs[position]) + 1
+
+
+def _crash(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+    if datas[position].size == SIZE:
+        os._exit(3)
+
+
+def _hang(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+    if datas[position].size == SIZE:
+        time.sleep(60)
+
+
+def _fourth(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+    if nodes > 3 and position == 3:
+        _next_index(outputs, position)
+
+
+def _alone(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+    if nodes == 1 and static:
+        _next_index(outputs, position)
+
+
+correct = _runtime(lambda *_: None)
+crash_on_three = _runtime(_crash)
+hang_on_three = _runtime(_hang)
+wrong_fourth_node = _runtime(_fourth)
+wrong_alone = _runtime(_alone)

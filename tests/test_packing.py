@@ -1,0 +1,208 @@
+"""Packed models: many cases asked through one compiled model of independent ArgMin nodes, with
+exact attribution. A pack that raises is bisected in the worker, one that crashes or hangs its
+worker is bisected by the Runner; a failure seen in a pack is asked again alone; a failure only a
+pack shows is reported as such; the first call of every group is a one-node witness. Fake
+model-level runtimes with packing bugs (tests/impls/model_packing.py) must be judged as without
+packing, and a correct runtime's results must not depend on --packing."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from engine import worker
+from engine.adapters import OnnxRuntimeArgMin
+from engine.isolation import PACK_NODES, Runner
+from engine.options import Settings, run_info, validate
+from engine.plan import plan
+from engine.plugins import UsageError
+from engine.run import run_all, run_task
+from engine.session import Nonconformance, Session
+from reports.aggregate import aggregate
+from reports.render import render_report
+from reports.verify import rerun_command
+from results import RawRun
+from results.digest import results_digest
+from results.verdict import verdicts
+from zoo.correct import numpy_argmin
+
+PACKING = Path(__file__).parent / "impls" / "model_packing.py"
+SCHEMA = json.loads((Path(__file__).parent.parent / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+
+
+def model(name: str) -> str:
+    return f"model:{PACKING}:{name}"
+
+
+def static_calls(shapes: list[tuple[int, ...]], form: str = "static") -> list[tuple]:
+    rng = np.random.default_rng(0)
+    return [(rng.random(shape).astype(np.float32), 13, {"axis": -1}, form) for shape in shapes]
+
+
+def expected(call: tuple) -> list:
+    data, version, attributes, _ = call
+    return numpy_argmin(data, opset=version, **attributes).tolist()
+
+
+SHAPES = [(2, 4), (3, 5), (2, 2), (6,), (1, 3), (4, 4), (5, 2), (2, 6), (3, 4), (2, 3, 2)]  # (1, 3) has 3 elements
+GUILTY = SHAPES.index((1, 3))
+
+
+# --- the packed model ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("form", ["static", "initializer"])
+def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
+    runtime = OnnxRuntimeArgMin()
+    calls = static_calls(SHAPES, form)
+    datas, attributes = [c[0] for c in calls], [{"axis": 0}, {}, {"keepdims": 0}, {"select_last_index": 1}] * 3
+    packed = runtime.answer_pack(form, datas, 13, attributes[:len(datas)])
+    before = runtime.compiles
+    for data, attrs, answer in zip(datas, attributes, packed, strict=False):
+        alone = runtime.answer(form, data, 13, attrs)
+        assert np.array_equal(answer.value, alone.value) and answer.declared == alone.declared
+    assert runtime.compiles - before == len(datas), "each one-node model compiles on its own"
+
+
+def test_the_reply_header_carries_nodes_and_compiles_strictly() -> None:
+    outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
+    assert worker.decode(worker.encode(outcome, 17, 2))[6:] == (17, 2)
+    assert worker.detached(outcome, 17, 2)[6:] == (17, 2)
+    forged = bytearray(worker.encode(outcome, 1, 0))
+    forged[worker._HEADER.size - 6:worker._HEADER.size - 4] = b"\0\0"  # nodes = 0: no model has no node
+    with pytest.raises(worker.Malformed):
+        worker.decode(bytes(forged))
+
+
+# --- the Runner: packs, witnesses, bisection ----------------------------------------------------
+
+@pytest.fixture(params=["process", "none"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def test_packs_are_formed_per_group_with_a_witness_first() -> None:
+    runner = Runner(model("correct"), isolation="none")
+    calls = static_calls(SHAPES) + static_calls(SHAPES[:3], "symbolic") + static_calls([(2, 2)] * (PACK_NODES + 3))
+    units = runner.packs(calls)
+    assert units[0] == [0] and units[1] == list(range(1, len(SHAPES))), "a witness, then one pack"
+    assert all(len(unit) == 1 for unit in units[2:5]), "the symbolic form is never packed"
+    assert [len(unit) for unit in units[5:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
+    big = static_calls([(300, 300), (300, 300), (2, 2)])
+    assert runner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
+
+
+def test_a_pack_that_raises_is_bisected_down_to_the_guilty_call(isolation: str) -> None:
+    calls = static_calls(SHAPES)
+    calls[GUILTY] = (calls[GUILTY][0], 13, {"axis": 5}, "static")  # an invalid model fails its whole pack
+    with Runner("onnxruntime", isolation=isolation) as runner:
+        replies = runner.call_many(calls, pack=True)
+    assert replies[GUILTY].status == "raised" and replies[GUILTY].nodes == 1
+    for index, (call, reply) in enumerate(zip(calls, replies, strict=True)):
+        if index != GUILTY:
+            assert reply.status == "ok" and reply.value.tolist() == expected(call), index
+    assert max(r.nodes for r in replies) < len(SHAPES) - 1, "no pack holding the guilty call answered"
+    assert max(r.nodes for r in replies) > 1, "the halves without it were asked as packs"
+
+
+def test_a_crash_in_a_pack_is_pinned_on_its_call() -> None:
+    calls = static_calls(SHAPES)
+    with Runner(model("crash_on_three"), isolation="process", timeout=20) as runner:
+        replies = runner.call_many(calls, pack=True)
+    assert [r.status for r in replies].count("crash") == 1
+    assert replies[GUILTY].status == "crash" and replies[GUILTY].nodes == 1
+    assert "exited with code 3" in replies[GUILTY].error
+    assert all(r.value.tolist() == expected(c) for i, (c, r) in enumerate(zip(calls, replies, strict=True))
+               if i != GUILTY)
+    assert runner.restarts >= 2, "each half that crashed was asked again in a fresh worker"
+
+
+def test_a_hang_in_a_pack_is_pinned_on_its_call() -> None:
+    calls = static_calls(SHAPES[:6])
+    with Runner(model("hang_on_three"), isolation="process", timeout=0.5) as runner:
+        runner.load()
+        replies = runner.call_many(calls, pack=True)
+    assert [r.status for r in replies] == ["ok"] * 4 + ["timeout", "ok"]
+    assert replies[4].nodes == 1 and "no answer within 0.5 s" in replies[4].error
+
+
+def test_a_runtime_that_returns_one_output_is_asked_one_node_models(isolation: str) -> None:
+    calls = static_calls(SHAPES)
+    impl = f"model:{Path(__file__).parent / 'impls' / 'model_onnxruntime.py'}:first_output_only"
+    with Runner(impl, isolation=isolation) as runner:
+        replies = runner.call_many(calls, pack=True)
+    assert all(r.nodes == 1 and r.value.tolist() == expected(c) for c, r in zip(calls, replies, strict=True))
+
+
+# --- the session: judged exactly as without packing ---------------------------------------------
+
+def settings(impl: str, packing: str, tmp_path: Path, **values: str) -> Settings:
+    return validate({"impl": impl, "versions": "13", "dtypes": "float", "profile": "quick", "seed": "7",
+                     "isolation": "none", "forms": "static", "packing": packing,
+                     "report_dir": str(tmp_path / packing), **values})
+
+
+def test_a_correct_runtime_gets_the_same_results_with_and_without_packing(tmp_path: Path) -> None:
+    runs = {p: run_all(settings("onnxruntime", p, tmp_path, forms="")) for p in ("on", "off")}
+    on, off = runs["on"], runs["off"]
+    assert results_digest(on.results) == results_digest(off.results)
+    assert verdicts(on.results, [13], on.census) == verdicts(off.results, [13], off.census)
+    assert on.calls == off.calls and on.compiles < off.compiles, (on.compiles, off.compiles)
+
+
+def test_a_crash_is_pinned_on_its_case_as_without_packing(tmp_path: Path) -> None:
+    runs = {p: run_all(settings(model("crash_on_three"), p, tmp_path, isolation="process", timeout="20"))
+            for p in ("on", "off")}
+    crashes = {p: [r for r in run.results if r.outcome == "crash"] for p, run in runs.items()}
+    shown = [r.counterexample for r in crashes["on"] if r.counterexample is not None]
+    assert shown and all(ce.input.shape == [3] for ce in shown)
+    assert sorted(r.input_digest for r in crashes["on"]) == sorted(r.input_digest for r in crashes["off"])
+    assert results_digest(runs["on"].results) == results_digest(runs["off"].results), "every other case too"
+    assert all(r.packed is None for r in runs["on"].results)
+
+
+def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> None:
+    chosen = settings(model("wrong_fourth_node"), "on", tmp_path)
+    on = run_all(chosen)
+    failures = [r for r in on.results if r.outcome == "fail"]
+    assert failures and all(r.packed and r.packed > 3 and r.form == "static" for r in failures)
+    assert verdicts(on.results, [13], on.census)[13] == "non-conformant"
+    document = aggregate(RawRun(run_info(chosen, time.time()), {}, on.results, on.census))
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+    card, = [c for c in document["cards"] if c["outcome"] == "fail"]
+    assert card["packed"] > 3 and f"packed model of {card['packed']} nodes" in render_report(document)
+    off = run_all(settings(model("wrong_fourth_node"), "off", tmp_path))
+    assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
+
+
+def test_a_bug_only_one_node_models_show_is_found_by_the_witnesses(tmp_path: Path) -> None:
+    """The property suite alone (the fixed suite asks single calls anyway): only its witnesses
+    are one-node models."""
+    chosen = settings(model("wrong_alone"), "on", tmp_path)
+    session = Session(chosen)
+    try:
+        task, = plan(chosen, "property")
+        with pytest.raises(Nonconformance):
+            run_task(session, task, "property")
+    finally:
+        session.close()
+    failures = [r for r in session.results if r.outcome == "fail"]
+    assert failures and all(r.packed is None for r in failures)
+    assert session.compiles < session.calls, "the other cases were packed"
+
+
+# --- the option ---------------------------------------------------------------------------------
+
+def test_packing_is_an_option_recorded_and_rerun(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--packing off"):
+        validate({"impl": "onnxruntime", "packing": "maybe"})
+    assert validate({"impl": "onnxruntime", "packing": "off"}).packing is False
+    document = {"certificate": {"implementation": "onnxruntime", "profile": "quick", "versions": [13], "timeout_s": 10,
+                                "seed": 1, "types": None, "forms": None, "packing": "off"}}
+    command = rerun_command(document, tmp_path)
+    assert command[command.index("--packing") + 1] == "off"
+
