@@ -11,7 +11,8 @@ stage's time leaves out the stages it calls), so they add up to the whole:
 - generate: Hypothesis and the strategies (everything of a test that no other stage claims), and
   the state twins;
 - transfer: a call's round trip to the worker, minus the implementation's own time
-  (``Reply.seconds``, measured in the worker); in-process, the call wrapper's copies;
+  (``Reply.seconds``, measured in the worker), restarts of a worker that crashed or hung included
+  (tract aborts on an axis out of range); in-process, the call wrapper's copies;
 - implementation: ``Reply.seconds``, compile and run;
 - oracle: ``spec.oracle`` as the judge and the census use it;
 - judge: ``engine.judge`` and ``engine.census`` without the oracle, the re-asks and the records;
