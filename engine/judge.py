@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from generators import Case
-from results import CaseResult, CensusRecord, Counterexample, Example
+from results import CaseResult, CensusRecord, Counterexample, Example, Tensor
 from results.digest import answer_digest, input_digest
 from results.records import SAME_PROCESS
 from results.tensors import to_tensor
@@ -217,15 +217,24 @@ def _input_digest(case: Case) -> str:
     return case.memo("_input_digest", lambda: input_digest(case.data, case.attributes))
 
 
+def _input_tensor(case: Case) -> Tensor:
+    """A census input written out exactly (each element's text: 120 us for 256 floats), kept
+    with the case: small, and asked for in every census record of it."""
+    return case.memo("_input_tensor", lambda: to_tensor(case.data))
+
+
 def prepare(cases: Sequence[Case]) -> None:
     """Work out what judging ``cases`` takes whatever the implementation answers: the oracle's
-    expectation and the input's digest. The session does it in a thread while the worker process
-    answers (numpy and hashlib let go of the interpreter for large arrays). A case this fails on
-    is left to ``judge``, which fails the same way where it always did."""
+    expectation, the input's digest and, for a census input small enough to be shown, its
+    tensor. The session does it in a thread while the worker process answers (numpy and hashlib
+    let go of the interpreter for large arrays). A case this fails on is left to ``judge``, which
+    fails the same way where it always did."""
     for case in cases:
         with contextlib.suppress(Exception):
             expected(load(case.version), case)
             _input_digest(case)
+            if case.intent == "undefined" and case.data.size <= CENSUS_EXAMPLE_LIMIT:
+                _input_tensor(case)
 
 
 def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
@@ -312,7 +321,7 @@ def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | 
     else:
         observed = to_tensor(reply.value) if small and np.size(reply.value) <= CENSUS_EXAMPLE_LIMIT else None
     return CensusRecord(version=case.version, type_name=case.type_name, topic=topic,
-                        input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
+                        input=_input_tensor(case) if small else None, attributes=dict(case.attributes),
                         observed=observed, fits=fits, status=_CENSUS_STATUS[reply.status], group=group,
                         deterministic=deterministic, again=again, flags=list(flags))
 
