@@ -133,9 +133,12 @@ class Session:
         the process owning the run would otherwise sit idle while the worker answers."""
         if self._ahead is None:
             return None
-        new = [c for c in cases if c.key() not in self.state.settled]
-        twins = [t for c in new if c.intent == "semantic" and (t := twin(c, c.key())) is not None]
-        return self._ahead.submit(prepare, [*new, *twins])
+        firsts: dict[str, Case] = {}
+        for case in cases:  # of repeated inputs, the first is the one judged
+            if case.key() not in self.state.settled:
+                firsts.setdefault(case.key(), case)
+        twins = [t for c in firsts.values() if c.intent == "semantic" and (t := twin(c, c.key())) is not None]
+        return self._ahead.submit(prepare, [*firsts.values(), *twins])
 
     def _prefetch(self, cases: Sequence[Case]) -> None:
         """Ask the implementation, in one batch, what judging ``cases`` will ask: each new input;
