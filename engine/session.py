@@ -130,8 +130,9 @@ class Session:
 
     def _prepare(self, cases: Sequence[Case]) -> Future | None:
         """``judge.prepare`` for the new cases of a batch and their twins, in the background:
-        the process owning the run would otherwise sit idle while the worker answers."""
-        if self._ahead is None:
+        the process owning the run would otherwise sit idle while the worker answers. Not once the
+        test's fault budget is spent: nothing more is asked, so nothing is judged."""
+        if self._ahead is None or self.state.faults >= self._faults_allowed():
             return None
         firsts: dict[str, Case] = {}
         for case in cases:  # of repeated inputs, the first is the one judged
