@@ -263,6 +263,8 @@ def adequacy(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """The project's speed figures: ``nox -s bench -- [--repeat N] [--skip-runs]``."""
+    """The project's speed figures, each next to its target, and where a judged case's time goes
+    per runtime: ``nox -s bench -- [--repeat N] [--skip-runs] [--impls +tvm,tinygrad,iree]
+    [--versions 13] [--profile quick]`` (openvino and tract are broken down where installed)."""
     session.install(*RUNTIME)
     session.run("python", "benchmarks/bench_all.py", *session.posargs)

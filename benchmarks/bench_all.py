@@ -12,7 +12,11 @@ Run from the checkout: ``python benchmarks/bench_all.py [--repeat N] [--skip-run
 3. (unless --skip-runs) the certify profile against onnxruntime, all versions, through the front
    door: suite time (the run's own duration) and wall time; and a standard run without and with
    ``-n 2``, its wall times, their ratio, and whether the verdicts agree;
-4. the oracle's cost on 10^7 elements (bench_oracle).
+4. the oracle's cost on 10^7 elements (bench_oracle);
+5. where a judged case's time goes, per runtime (bench_breakdown: generate, transfer,
+   implementation, oracle, judge, record), and the implementation's share of it.
+
+Each figure that issue 23 sets a target for is printed next to it (``TARGETS``).
 
 Suite rates are wall time (a worker's time is not this process's CPU time); the baselines are
 CPU time. On a machine other work shares, run with --repeat 5 and read the medians."""
@@ -33,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import bench_generation  # noqa: E402  (a sibling script: benchmarks/ is this script's sys.path[0])
+import bench_breakdown  # noqa: E402  (a sibling script: benchmarks/ is this script's sys.path[0])
+import bench_generation  # noqa: E402
 import bench_oracle  # noqa: E402
 import hypothesis.errors  # noqa: E402
 
@@ -47,6 +52,16 @@ from generators import profiles  # noqa: E402
 
 VERSION = 13
 NUMPY = "zoo.correct:numpy_argmin"
+# Issue 23's targets: (limit, whether the figure must be at most or at least it, unit).
+TARGETS = {"in-process": (10.0, "at least", "x"), "isolation": (50.0, "at most", " us"),
+           "certify": (180.0, "at most", " s")}
+
+
+def against(target: str, value: float) -> str:
+    """``value`` next to its issue-23 target, and whether it meets it."""
+    limit, sense, unit = TARGETS[target]
+    met = value >= limit if sense == "at least" else value <= limit
+    return f"(target: {sense} {limit:g}{unit}, {'met' if met else 'NOT met'})"
 
 
 def suite_rate(isolation_mode: str, profile: str = "standard") -> tuple[int, float]:
@@ -83,8 +98,9 @@ def _verdicts(report: dict) -> list[tuple[int, str, int]]:
 
 def runs() -> None:
     wall, report = front_door("--profile", "certify")
+    suite_s = report["run"]["duration_s"]
     print(f"certify against onnxruntime, all versions: {report['run']['cases_run']} cases, suite time "
-          f"{report['run']['duration_s']:.0f} s, wall {wall:.0f} s")
+          f"{suite_s:.0f} s {against('certify', suite_s)}, wall {wall:.0f} s")
     serial_wall, serial = front_door("--profile", "standard")
     parallel_wall, parallel = front_door("--profile", "standard", "-n", "2")
     same = "the same verdicts and case counts" if _verdicts(serial) == _verdicts(parallel) else \
@@ -97,6 +113,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="repetitions; medians are printed (default 3)")
     parser.add_argument("--skip-runs", action="store_true", help="skip the minutes-long certify and xdist runs")
+    bench_breakdown.add_arguments(parser)
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1; use e.g. --repeat 3")
@@ -115,18 +132,22 @@ def main() -> int:
     print(f"checked cases per second, ArgMin-{VERSION}, all {len(vspec.type_names)} types, {NUMPY}, "
           f"median of {args.repeat}:")
     for key, label in (("none", "suite, in-process"), ("process", "suite, process isolation")):
+        goal = f" {against('in-process', med[key] / med['same'])}" if key == "none" else ""
         print(f"  {label:28s} {med[key]:7.0f}/s  {med[key] / med['same']:5.1f}x arrays() same shapes, "
-              f"{med[key] / med['small']:5.1f}x arrays() small shapes")
+              f"{med[key] / med['small']:5.1f}x arrays() small shapes{goal}")
     print(f"  {'arrays(), same shapes':28s} {med['same']:7.0f}/s")
     print(f"  {'arrays(), small shapes':28s} {med['small']:7.0f}/s")
     figures = isolation.benchmark()
-    print(f"process isolation: {med['overhead'] * 1e6:.0f} us per judged case (batched round trips); "
+    print(f"process isolation: {med['overhead'] * 1e6:.0f} us per judged case (batched round trips) "
+          f"{against('isolation', med['overhead'] * 1e6)}; "
           f"{figures['overhead_s'] * 1e6:.0f} us per single call ({figures['process_s'] * 1e6:.0f} vs "
           f"{figures['none_s'] * 1e6:.0f} us)")
     if not args.skip_runs:
         runs()
     print("oracle vs np.argmin:")
-    return bench_oracle.main(["--dtypes", "float,int64", "--repeat", str(max(args.repeat, 3))])
+    bench_oracle.main(["--dtypes", "float,int64", "--repeat", str(max(args.repeat, 3))])
+    bench_breakdown.report(args, args.repeat)
+    return 0
 
 
 if __name__ == "__main__":

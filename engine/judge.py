@@ -3,17 +3,18 @@ violates and, for failures, the evidence; for undefined inputs, census records i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from generators import Case
-from results import CaseResult, CensusRecord, Counterexample, Example
+from results import CaseResult, CensusRecord, Counterexample, Example, Tensor
 from results.digest import answer_digest, input_digest
 from results.records import SAME_PROCESS
 from results.tensors import to_tensor
-from spec import VersionSpec
+from spec import VersionSpec, load
 from spec.oracle import Expectation, Violation, expect, read, verify, violations
 
 from . import census
@@ -110,7 +111,7 @@ def _result(case: Case, suite: str, kind: str, outcome: str, clauses: list[str],
     return CaseResult(version=case.version, type_name=case.type_name, suite=suite, kind=kind, outcome=outcome,
                       clauses=clauses, clause=clause or (violated[0] if violated else None), tags=list(case.tags),
                       duration_s=reply.seconds, violated=violated, problem=failures[0].problem if failures else None,
-                      input_digest=input_digest(case.data, case.attributes),
+                      input_digest=_input_digest(case),
                       answer_digest=answer_digest(reply.status, reply.value, reply.error))
 
 
@@ -206,13 +207,43 @@ def declared_shape(vspec: VersionSpec, expectation: Expectation, declared: tuple
                      f"the compiled model declares the output shape {shown}, expected {list(expected)}")
 
 
+def expected(vspec: VersionSpec, case: Case) -> Expectation:
+    """What ``vspec`` requires of ``case``, worked out once per case (see ``prepare``)."""
+    held, expectation = case.memo("_expectation", lambda: (vspec, expect(vspec, case.data, case.attributes)))
+    return expectation if held is vspec else expect(vspec, case.data, case.attributes)
+
+
+def _input_digest(case: Case) -> str:
+    return case.memo("_input_digest", lambda: input_digest(case.data, case.attributes))
+
+
+def _input_tensor(case: Case) -> Tensor:
+    """A census input written out exactly (each element's text: 120 us for 256 floats), kept
+    with the case: small, and asked for in every census record of it."""
+    return case.memo("_input_tensor", lambda: to_tensor(case.data))
+
+
+def prepare(cases: Sequence[Case]) -> None:
+    """Work out what judging ``cases`` takes whatever the implementation answers: the oracle's
+    expectation, the input's digest and, for a census input small enough to be shown, its
+    tensor. The session does it in a thread while the worker process answers (numpy and hashlib
+    let go of the interpreter for large arrays). A case this fails on is left to ``judge``, which
+    fails the same way where it always did."""
+    for case in cases:
+        with contextlib.suppress(Exception):
+            expected(load(case.version), case)
+            _input_digest(case)
+            if case.intent == "undefined" and case.data.size <= CENSUS_EXAMPLE_LIMIT:
+                _input_tensor(case)
+
+
 def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
           again: Again | None = None) -> Judgement:
     """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
     implementation, to sharpen the blame for a failure; ``again`` asks a census input a second
     time, to see whether its answer is the same (by default through ``call``, in the same
     process)."""
-    expectation = expect(vspec, case.data, case.attributes)
+    expectation = expected(vspec, case)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
         again = again or (lambda: (call(case.data, case.attributes), SAME_PROCESS))
@@ -290,7 +321,7 @@ def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | 
     else:
         observed = to_tensor(reply.value) if small and np.size(reply.value) <= CENSUS_EXAMPLE_LIMIT else None
     return CensusRecord(version=case.version, type_name=case.type_name, topic=topic,
-                        input=to_tensor(case.data) if small else None, attributes=dict(case.attributes),
+                        input=_input_tensor(case) if small else None, attributes=dict(case.attributes),
                         observed=observed, fits=fits, status=_CENSUS_STATUS[reply.status], group=group,
                         deterministic=deterministic, again=again, flags=list(flags))
 

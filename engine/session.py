@@ -17,6 +17,7 @@ not recorded."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -29,7 +30,7 @@ from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
 from .isolation import Call, Reply, Runner
-from .judge import Failure, Judgement, judge
+from .judge import Failure, Judgement, judge, prepare
 from .minimize import minimize
 from .options import Settings, implementation
 from .plugins import UsageError
@@ -95,6 +96,8 @@ class Session:
         self.form: str | None = None  # the model form of the current test (engine.forms)
         self.compiles = self.calls = 0  # models the implementation compiled, and calls made, so far
         self._usage_taken = (0, 0)  # the two counts at the last _usage
+        # Judging work done while a worker process answers (check_all); in-process, nothing waits.
+        self._ahead = ThreadPoolExecutor(1, "argmin-judge-ahead") if self.runner.isolation == "process" else None
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -125,10 +128,26 @@ class Session:
 
     def check_all(self, cases: Sequence[Case], suite: str) -> None:
         """Judge a batch of cases in order (see ``check``), asking the implementation about all
-        of them in one round trip first."""
+        of them in one round trip first, and meanwhile working out what judging them takes."""
+        ahead = self._prepare(cases)
         self._prefetch(cases, suite in PACKED_SUITES)
+        if ahead is not None:
+            ahead.result()
         for case in cases:
             self.check(case, suite)
+
+    def _prepare(self, cases: Sequence[Case]) -> Future | None:
+        """``judge.prepare`` for the new cases of a batch and their twins, in the background:
+        the process owning the run would otherwise sit idle while the worker answers. Not once the
+        test's fault budget is spent: nothing more is asked, so nothing is judged."""
+        if self._ahead is None or self.state.faults >= self._faults_allowed():
+            return None
+        firsts: dict[str, Case] = {}
+        for case in cases:  # of repeated inputs, the first is the one judged
+            if case.key() not in self.state.settled:
+                firsts.setdefault(case.key(), case)
+        twins = [t for c in firsts.values() if c.intent == "semantic" and (t := twin(c, c.key())) is not None]
+        return self._ahead.submit(prepare, [*firsts.values(), *twins])
 
     def _prefetch(self, cases: Sequence[Case], pack: bool) -> None:
         """Ask the implementation, in one batch, what judging ``cases`` will ask: each new input;
@@ -367,6 +386,8 @@ class Session:
         return state.reported
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.shutdown()
         self.runner.close()
         if self._census_runner is not None:
             self._census_runner.close()  # the runner itself, or the second one

@@ -4,8 +4,9 @@ another accepted value. An omitted attribute and one set to its default are diff
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 from spec import Attribute, Range, VersionSpec, load, versions
 
@@ -13,6 +14,7 @@ from .choices import Choices, weighted
 
 AXIS_FORMS = weighted(("omitted", 1), ("positive", 2), ("negative", 2))
 VALUE_FORMS = weighted(("omitted", 3), ("default", 3), ("other", 4))
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=256)
@@ -20,17 +22,26 @@ def _bounds(accepted: Range, rank: int) -> tuple[int, int]:
     return accepted.bounds(rank)  # cached: the bound expressions are parsed on every call
 
 
-_LISTED: dict[int, tuple[VersionSpec, tuple[Attribute, ...]]] = {}
+def per_spec(compute: Callable[[VersionSpec], T]) -> Callable[[VersionSpec], T]:
+    """``compute(vspec)``, computed once per spec object (asked for every case; spec objects are
+    immutable but not hashable, so they are told apart by identity, and kept so ids are not reused)."""
+    memo: dict[int, tuple[VersionSpec, T]] = {}
+
+    @wraps(compute)
+    def cached(vspec: VersionSpec) -> T:
+        hit = memo.get(id(vspec))
+        if hit is None or hit[0] is not vspec:
+            hit = memo[id(vspec)] = (vspec, compute(vspec))
+        return hit[1]
+
+    return cached
 
 
+@per_spec
 def _listed(vspec: VersionSpec) -> tuple[Attribute, ...]:
-    """The attributes with listed values, by name (computed once per version: asked every case)."""
-    hit = _LISTED.get(id(vspec))
-    if hit is None or hit[0] is not vspec:
-        chosen = tuple(vspec.attributes[name] for name in sorted(vspec.attributes)
-                       if vspec.attributes[name].values is not None)
-        hit = _LISTED[id(vspec)] = (vspec, chosen)
-    return hit[1]
+    """The attributes with listed values, by name."""
+    return tuple(vspec.attributes[name] for name in sorted(vspec.attributes)
+                 if vspec.attributes[name].values is not None)
 
 
 def reduced_axis(vspec: VersionSpec, rank: int, choices: Choices,
@@ -89,12 +100,14 @@ def _usable(vspec: VersionSpec, name: str) -> bool:
     return name.isidentifier() and name not in vspec.attributes and name not in RESERVED
 
 
+@per_spec
 def _elsewhere(vspec: VersionSpec) -> list[Attribute]:
     """Attributes another version declares and this one does not, by name."""
     found = {name: a for number in versions() for name, a in load(number).attributes.items()}
     return [found[name] for name in sorted(found) if name not in vspec.attributes]
 
 
+@per_spec
 def _near_misses(vspec: VersionSpec) -> list[str]:
     """Misspellings of the declared names an exporter might produce: plural, singular, capitals,
     camelCase, without underscores, with a leading underscore."""

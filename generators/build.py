@@ -143,7 +143,7 @@ def _survivors(pattern: np.ndarray, size: int, shape: tuple[int, ...], axis: int
 _BLOCK = 4096  # elements broadcast at once; longer tensors repeat whole blocks
 
 
-def _tiled(pattern: np.ndarray, size: int) -> np.ndarray:
+def tiled(pattern: np.ndarray, size: int) -> np.ndarray:
     """``pattern`` repeated over ``size`` elements. Broadcasting a short pattern row by row is
     slow on long tensors, so a block is broadcast and the block then repeated."""
     length = len(pattern)
@@ -173,7 +173,7 @@ def values(tensor_type: TensorType, shape: tuple[int, ...], axis: int, family: s
     if family == "signed-zero":  # zeros of one sign in the background (+0 mostly), the other sign planted
         pattern[pattern == 0] = -pattern.dtype.type(0) if negative_zero else pattern.dtype.type(0)
     size = math.prod(shape)
-    data = _tiled(pattern, size).reshape(shape)
+    data = tiled(pattern, size).reshape(shape)
     counts, modes = PLANTING.get(family, (PLANT_COUNTS, PLANT_VALUES))
     count, plant_mode, plant_pick = c.pick(counts), c.pick(modes), c.byte()
     n = shape[axis]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 from spec import type_of
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -32,16 +35,24 @@ class Case:
         tensor_type = type_of(self.data.dtype)
         return tensor_type.name if tensor_type else str(self.data.dtype)
 
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """A value derived from this case, computed once and kept with it (a case never changes):
+        its key, its twin, what the engine works out from it (the oracle's expectation, the
+        input's digest). Two threads may both compute it; they get equal values."""
+        if name not in self.__dict__:
+            self.__dict__[name] = compute()
+        return self.__dict__[name]
+
     def key(self) -> str:
         """A digest of the input (version, numpy dtype, shape, values, attributes set): equal keys,
         equal inputs, whatever the tags. Computed once per case (a long input takes a while to
         hash), or given by ``decoded_from``."""
-        cached = self.__dict__.get("_key")
-        if cached is None:
-            digest = hashlib.sha1(self.data.dtype.str.encode() + repr(self.data.shape).encode() + self.data.tobytes())
-            digest.update(repr(sorted(self.attributes.items())).encode() + str(self.version).encode())
-            cached = self.__dict__["_key"] = digest.hexdigest()
-        return cached
+        return self.memo("_key", self._digest)
+
+    def _digest(self) -> str:
+        digest = hashlib.sha1(self.data.dtype.str.encode() + repr(self.data.shape).encode() + self.data.tobytes())
+        digest.update(repr(sorted(self.attributes.items())).encode() + str(self.version).encode())
+        return digest.hexdigest()
 
     def decoded_from(self, origin: bytes) -> Case:
         """This case, keyed by what it was made from (the bytes it was decoded from): the same

@@ -49,7 +49,7 @@ from hypothesis import strategies as st
 from spec import Clause, SpecError, TensorType, VersionSpec, outside_types
 
 from .attributes import undeclared_attribute
-from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
+from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions, tiled
 from .case import Batch, Case
 from .choices import Choices, weighted
 from .shapes import PLAIN_ONLY, SHAPE_TAG_KEYS, shape_tags
@@ -130,7 +130,7 @@ def _rank_zero(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
 
 def _outside_type(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     outside = c.pick(outside_types(vspec))
-    small = np.resize(np.array([0, 1, 2, 1], dtype=np.int8), d.data.shape)
+    small = tiled(np.array([0, 1, 2, 1], dtype=np.int8), d.data.size).reshape(d.data.shape)  # np.resize, faster
     d.data = small.astype(outside.dtype)
     d.tags = [t for t in d.tags if not t.startswith(("type:", "special:", "ties:", "family:"))]
     return ["reject:type", f"type:{outside.name}"]

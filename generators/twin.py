@@ -18,7 +18,12 @@ TAG = "state:twin"
 
 
 def twin(case: Case, key: str) -> Case | None:
-    """The twin of ``case`` (whose ``Case.key()`` is ``key``), or None where it has none."""
+    """The twin of ``case`` (whose ``Case.key()`` is ``key``), or None where it has none; made
+    once per case (the session asks for it when it asks the implementation and when it judges)."""
+    return case.memo("_twin", lambda: _made(case, key))
+
+
+def _made(case: Case, key: str) -> Case | None:
     if TAG in case.tags or case.data.size < 2 or int(key[:2], 16) % 4:
         return None
     dtype = case.data.dtype

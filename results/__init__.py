@@ -22,6 +22,7 @@ from .records import (
     RawRun,
     RunInfo,
     Tensor,
+    dumps,
     from_json,
     to_json,
 )
@@ -45,7 +46,7 @@ def save(run: RawRun, report_dir: Path) -> Path:
     records: no time stamp in the gzip header)."""
     path = Path(report_dir) / RAW
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(to_json(run), ensure_ascii=False).encode("utf-8")
+    text = dumps(run).encode("utf-8")
     path.write_bytes(gzip.compress(text, compresslevel=6, mtime=0))
     (path.parent / PLAIN_RAW).unlink(missing_ok=True)  # an earlier run's, which would be read instead
     return path

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,20 +25,36 @@ CASE_DIGEST_HEX = 16
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
-def _short(*parts: bytes) -> str:
+def _short(*parts: bytes | np.ndarray) -> str:
+    """Each part (bytes, or a 1-d uint8 array) prefixed with its length."""
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(len(part).to_bytes(8, "little") + part)
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
     return digest.hexdigest()[:CASE_DIGEST_HEX]
 
 
-def _array_parts(array: np.ndarray) -> tuple[bytes, bytes, bytes]:
+@lru_cache(maxsize=64)  # numpy's dtype.name takes microseconds, and a run sees a few dtypes
+def _dtype_name(dtype: np.dtype) -> bytes:
+    return dtype.name.encode()
+
+
+def _bytes(array: np.ndarray) -> bytes | np.ndarray:
+    """A contiguous array's bytes as the hash reads them: a view, where tobytes() would copy
+    an input of up to megabytes."""
+    try:
+        return array.reshape(-1).view(np.uint8)
+    except (ValueError, TypeError):  # a dtype numpy will not view as bytes
+        return array.tobytes()
+
+
+def _array_parts(array: np.ndarray) -> tuple[bytes, bytes, bytes | np.ndarray]:
     array = np.ascontiguousarray(array)
     # An object array's bytes are pointers: digest what the objects say instead (an answer's
     # objects are texts by now: engine.worker describes them; nothing else is repr()-ed).
     content = "\x1f".join(e if isinstance(e, str) else type(e).__name__ for e in array.reshape(-1)).encode(
-        "utf-8", errors="surrogatepass") if array.dtype.hasobject else array.tobytes()
-    return array.dtype.name.encode(), repr(array.shape).encode(), content
+        "utf-8", errors="surrogatepass") if array.dtype.hasobject else _bytes(array)
+    return _dtype_name(array.dtype), repr(array.shape).encode(), content
 
 
 def input_digest(data: np.ndarray, attributes: Mapping[str, int]) -> str:

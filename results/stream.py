@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import save
-from .records import CaseResult, CensusRecord, RawRun, RunInfo, Usage, census_from_json, result_from_json, to_json
+from .records import CaseResult, CensusRecord, RawRun, RunInfo, Usage, census_from_json, dumps, result_from_json, to_json
 
 try:
     import fcntl
@@ -116,7 +116,7 @@ class Writer:
 
 
 def _line(kind: str, record: Any) -> str:
-    return json.dumps({"kind": kind, "record": to_json(record)}, ensure_ascii=False) + "\n"
+    return dumps({"kind": kind, "record": record}) + "\n"
 
 
 def encode(results: list[CaseResult], census: list[CensusRecord], usage: Iterable[Usage] = ()) -> str:

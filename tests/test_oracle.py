@@ -254,6 +254,20 @@ def test_verify_at_12(name: str, actual: np.ndarray, verdict: tuple[str, str] | 
     assert _verdict(12, {"axis": 1}, actual) == verdict
 
 
+@pytest.mark.parametrize(("version", "actual", "found"), [
+    (12, np.array([[1], [0]], np.int32), [("C2", "dtype")]),  # the required indices, in the wrong type
+    (12, np.array([[1], [0]], np.uint64), [("C2", "dtype")]),
+    (1, np.array([[3], [3]], np.int64), []),  # ties undefined: the last minima conform as the first do
+    (1, np.array([[1], [3]], np.int64), []),  # ... and so does a mix of them
+    (12, np.array([[2**64 - 3], [0]], np.uint64), [("C2", "dtype"), ("C4", "index-range")]),
+])
+def test_every_violation_of_an_answer_whether_or_not_it_equals_a_minimum(version: int, actual: np.ndarray,
+                                                                          found: list[tuple[str, str]]) -> None:
+    vspec = spec.load(version)
+    listed = spec.oracle.violations(vspec, expect(vspec, TIES, {"axis": 1}), TIES, actual)
+    assert [(v.clause.id, v.problem) for v in listed] == found
+
+
 def test_verify_select_last_index_1() -> None:
     assert _verdict(13, {"axis": 1, "select_last_index": 1}, np.array([[3], [3]], np.int64)) is None
     assert _verdict(13, {"axis": 1, "select_last_index": 1}, np.array([[1], [0]], np.int64)) == ("C6", "wrong-tie")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from reports.__main__ import main
-from results import RAW, CaseResult, RunInfo, load, stream
+from results import RAW, CaseResult, RunInfo, dumps, load, stream, to_json
+from results.records import CensusRecord, Tensor
 from tests.report_fixtures.runs import ENVIRONMENT, failing_run
 
 INFO = RunInfo(impl="tests/report_fixtures/stub_impl.py:fn", versions=[13], type_names=None, profile="quick", seed=1,
@@ -135,3 +136,16 @@ def test_rebuild_without_a_stream_to_take_exits_2_with_one_line(prepare, words: 
             lock.close()
     line, = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("error: ") and all(word in line for word in words)
+
+
+def test_records_are_written_as_their_plain_json(records) -> None:
+    """``dumps`` (the stream's and raw.json.gz's writer) gives the very text of json.dumps(to_json(...))."""
+    passes, failure = records
+    census = CensusRecord(13, "float", "C14", Tensor("float", [2], ["nan", "-0.0"]), {"axis": 0}, "raised: E",
+                          ["raised"], "raised", None, True, "another-process", ["wrong-shape"])
+    for record in (passes[0], failure, census, INFO):
+        assert dumps(record) == json.dumps(to_json(record), ensure_ascii=False)
+        assert dumps({"kind": "result", "record": record}) == json.dumps({"kind": "result", "record": to_json(record)},
+                                                                          ensure_ascii=False)
+    with pytest.raises(TypeError):
+        dumps({"not a record": object()})

@@ -6,6 +6,7 @@ results digest of a deterministic implementation."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -77,6 +79,21 @@ def test_case_digests_tell_inputs_and_answers_apart() -> None:
     assert ok != answer_digest("ok", np.array([1]), None) != answer_digest("ok", np.array([0], np.int32), None)
     assert answer_digest("raised", None, "E at 0x7f3a2b1c4d50") == answer_digest("raised", None, "E at 0x55d1e2f3a4b0")
     assert answer_digest("timeout", None, "no answer within 10 s") == answer_digest("timeout", None, "within 3 s")
+
+
+def _reference_digest(*parts: bytes) -> str:
+    """The case digest's definition, spelled out: SHA-256 over length-prefixed parts, 16 hex digits."""
+    return hashlib.sha256(b"".join(len(p).to_bytes(8, "little") + p for p in parts)).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("array", [np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2], np.array(7, np.int8),
+                                   np.zeros((0, 3), np.float16), np.array([1.5, -0.0], ml_dtypes.bfloat16),
+                                   np.array([2**64 - 1], np.uint64)], ids=str)
+def test_case_digests_hash_the_dtype_shape_and_bytes_whatever_the_layout(array: np.ndarray) -> None:
+    contiguous = np.ascontiguousarray(array)  # at least 1-d: a rank-0 input digests as shape (1,)
+    parts = (array.dtype.name.encode(), repr(contiguous.shape).encode(), contiguous.tobytes())
+    assert input_digest(array, {"axis": 0}) == _reference_digest(*parts, b'[["axis", 0]]')
+    assert answer_digest("ok", array, None) == _reference_digest(b"ok", *parts)
 
 
 def test_every_case_carries_digests_and_the_run_digest_ignores_order(quick: Path) -> None:
