@@ -29,7 +29,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import save
-from .records import CaseResult, CensusRecord, RawRun, RunInfo, Usage, census_from_json, dumps, result_from_json, to_json
+from .records import (
+    CaseResult,
+    CensusRecord,
+    RawRun,
+    RunInfo,
+    Usage,
+    census_from_json,
+    dumps,
+    result_from_json,
+    to_json,
+)
 
 try:
     import fcntl
