@@ -24,11 +24,14 @@ so a failing case still shrinks to the fewest slices or the narrowest width that
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 from .choices import Choices, weighted
+
+T = TypeVar("T")
 
 MAX_RANK = 8
 MAX_ELEMENTS = 1 << 15  # the plain family: a long reduced axis comes with small other sides
@@ -99,6 +102,18 @@ def case_budget(left: int, later: int, largest: int = ELEMENT_BUDGET) -> int:
     """The elements a case of a batch may hold: what the batch has ``left``, less the reserve of
     the ``later`` cases still to draw, never more than ``largest``."""
     return min(largest, left - later * RESERVE)
+
+
+def in_budget(pieces: Sequence[bytes], make: Callable[[bytes, int], T], elements: Callable[[T], int],
+              largest: int = ELEMENT_BUDGET) -> list[T]:
+    """One batch: ``make`` (piece, element budget) each piece in order, with what the batch's
+    budget has left for it; ``elements`` counts what a made one holds."""
+    made, left = [], batch_budget(len(pieces), largest)
+    for k, piece in enumerate(pieces):
+        one = make(piece, case_budget(left, len(pieces) - 1 - k, largest))
+        left -= elements(one)
+        made.append(one)
+    return made
 
 def bucket(extent: int) -> str:
     """The bucket name of an extent: ``0`` for an empty one, then ``1`` ... ``4096+``."""

@@ -52,7 +52,7 @@ from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions
 from .case import Batch, Case
 from .choices import Choices, weighted
-from .shapes import ELEMENT_BUDGET, LONG, PLAIN_ONLY, SHAPE_TAG_KEYS, batch_budget, case_budget, shape_tags
+from .shapes import ELEMENT_BUDGET, LONG, PLAIN_ONLY, SHAPE_TAG_KEYS, in_budget, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
 # Rejection and census cases are about an invalid or undefined feature, not volume: they stay
@@ -106,12 +106,8 @@ def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_
         raise ValueError(f"batch={batch}: a batch holds at least one case")
 
     def decode_batch(raw: bytes) -> Batch:
-        cases, left = [], batch_budget(batch, largest)
-        for k in range(batch):
-            case = decode(raw[k * size:(k + 1) * size], case_budget(left, batch - 1 - k, largest))
-            left -= case.data.size
-            cases.append(case)
-        return Batch(cases)
+        pieces = [raw[start:start + size] for start in range(0, size * batch, size)]
+        return Batch(in_budget(pieces, decode, lambda case: case.data.size, largest))
 
     return st.binary(min_size=size * batch, max_size=size * batch).map(decode_batch)
 
