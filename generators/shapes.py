@@ -17,9 +17,10 @@ hide at those boundaries. So a case's shape comes from one of six families:
   families vary one extent at a time; this one reaches a long axis over a wide inner extent.
 
 Every family stays within the element budget it is given (ELEMENT_BUDGET at most), so one case
-costs a bounded time whatever its shape; a batch of cases shares one budget (``batch_budget``),
-so a test's total is bounded too. Each family reads its own fixed bytes, and all-zero bytes give its smallest shape,
-so a failing case still shrinks to the fewest slices or the narrowest width that fails."""
+costs a bounded time whatever its shape; the cases of a batch share one budget (``batch_budget``),
+so a test's total is bounded too. Each family reads its own fixed bytes, and all-zero bytes give
+its smallest shape, so a failing case still shrinks to the fewest slices or the narrowest width
+that fails."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ from .choices import Choices, weighted
 T = TypeVar("T")
 
 MAX_RANK = 8
-MAX_ELEMENTS = 1 << 15  # the plain family: a long reduced axis comes with small other sides
+# The plain family: a long reduced axis comes with small other sides (they held most of a run's
+# volume at 2^17, for no bug a long axis alone or the other families do not show).
+MAX_ELEMENTS = 1 << 15
 MAX_SLICES = 512  # the plain family: high ranks test indexing, not volume
 ELEMENT_BUDGET = 1 << 18  # no case of any family holds more elements
 # Elements kept for each later case of a batch: enough for every family's fixed extents (a
@@ -114,6 +117,7 @@ def in_budget(pieces: Sequence[bytes], make: Callable[[bytes, int], T], elements
         left -= elements(one)
         made.append(one)
     return made
+
 
 def bucket(extent: int) -> str:
     """The bucket name of an extent: ``0`` for an empty one, then ``1`` ... ``4096+``."""
@@ -201,13 +205,13 @@ def _plain(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims
     sides = [SIDES[b * len(SIDES) >> 8] for b in c.take(MAX_RANK)]
     zero = c.chance(8)
     zero_at = c.byte()
-    shape, budget = [], max(1, min(MAX_SLICES, min(MAX_ELEMENTS, budget) // max(n, 1)))
+    shape, room = [], max(1, min(MAX_SLICES, min(MAX_ELEMENTS, budget) // max(n, 1)))
     for dim in range(rank):
         if dim == axis:
             shape.append(n)
             continue
-        side = min(sides[dim], budget)
-        budget = max(1, budget // side)
+        side = min(sides[dim], room)
+        room = max(1, room // side)
         shape.append(side)
     others = [d for d in range(rank) if d != axis]
     if zero_dims and zero and others:
