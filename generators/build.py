@@ -236,7 +236,7 @@ def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value
     drawn = FAMILIES[shape_family]
     rank = shape_c.pick(drawn.ranks)
     axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2), drawn.reducible(rank))
-    shape = drawn.build(shape_c.region(FAMILY_BYTES), rank, axis, classes, zero_dims, budget)
+    shape = drawn.shape(shape_c.take(FAMILY_BYTES), rank, axis, classes, zero_dims, budget)
     return Layout(rank, axis, axis_attribute, axis_form, family, shape_family, tuple(shape))
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import TypeVar
 
 from .choices import Choices, weighted
@@ -40,9 +39,11 @@ MAX_RANK = 8
 MAX_ELEMENTS = 1 << 15
 MAX_SLICES = 512  # the plain family: high ranks test indexing, not volume
 ELEMENT_BUDGET = 1 << 18  # no case of any family holds more elements
-# Elements kept for each later case of a batch: enough for every family's fixed extents (a
-# wide-inner width of 4096 over two rows), so a case drawn after a big one keeps its character.
-RESERVE = 1 << 13
+# Elements kept for each later case of a batch (at least every family's fixed extents, a
+# wide-inner width of 4096 over two rows). Measured: at 2^13 to 2^15 the budget redrew enough of
+# the largest shapes in later cases that a seed lost a grid-limit detection; at 2^16 it redraws
+# only in batches of several big cases, and the size bugs of zoo/ are caught as without it.
+RESERVE = 1 << 16
 SHORT = (2, 256)
 LONG = (257, 65536)
 VERY_LONG = (65537, 140000)  # beyond 65,536: the grid or index width limit of some kernels
@@ -88,10 +89,14 @@ TILE_SIDES = (1, 1, 2, 3)  # the other dimensions of a side, two bits each
 OUTER_MAX = 4  # the free outer extent of an (L, I) tile: a few outer slices, so S differs from I
 
 
-@cache
-def tile_targets(budget: int) -> tuple[tuple[str, int, int], ...]:
-    """The tile targets whose smallest extents fit ``budget`` (all of them at ELEMENT_BUDGET)."""
-    return tuple(t for t in TILE_TARGETS if BUCKETS[t[1]][0] * BUCKETS[t[2]][0] <= budget)
+def fitting(target: tuple[str, int, int], budget: int) -> tuple[str, int, int]:
+    """A tile target whose smallest extents fit ``budget``: the target itself, else with its
+    larger bucket lowered until it fits. Picking from the full table and lowering only what does
+    not fit leaves every other case of a batch as it would be without a budget."""
+    kind, reduced, other = target
+    while BUCKETS[reduced][0] * BUCKETS[other][0] > budget:
+        reduced, other = (reduced - 1, other) if reduced >= other else (reduced, other - 1)
+    return kind, reduced, other
 
 
 def batch_budget(batch: int, largest: int = ELEMENT_BUDGET) -> int:
@@ -302,11 +307,12 @@ def _drawn(index: int) -> tuple[int, int]:
 
 
 def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool, budget: int) -> list[int]:
-    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit the budget; then L
+    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit ELEMENT_BUDGET (lowered
+    where the case's budget is smaller: ``fitting``); then L
     (four bytes), the other extent spread over its side of the axis (four bytes, and two for the
     small sides), and for an (L, I) pair a free outer extent (two bytes). Reducing the first axis
     makes S = I, reducing the last makes I = 1: the pair is then read on the side there is."""
-    kind, reduced, other = c.pick(tile_targets(budget))
+    kind, reduced, other = fitting(c.pick(TILE_TARGETS), budget)
     length_c, other_c, outer_c, side_bits = c.region(4), c.region(4), c.region(2), c.u16()
     sides = [TILE_SIDES[side_bits >> 2 * k & 3] for k in range(MAX_RANK)]
     before, after = list(range(axis)), list(range(axis + 1, rank))
@@ -330,6 +336,15 @@ class ShapeFamily:
     ranks: tuple[int, ...]
     reducible: Callable[[int], range]  # rank -> the dimensions the reduced axis may be
     build: Build  # (choices, rank, reduced dimension, length classes, zero dims allowed, element budget) -> shape
+
+    def shape(self, raw: bytes, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool,
+              budget: int) -> list[int]:
+        """The shape ``raw`` gives without a budget where it fits ``budget``, else the one drawn
+        within it: a budget changes only the cases too big for it."""
+        shape = self.build(Choices(raw), rank, axis, classes, zero_dims, ELEMENT_BUDGET)
+        if math.prod(shape) <= budget:
+            return shape
+        return self.build(Choices(raw), rank, axis, classes, zero_dims, budget)
 
 
 FAMILIES: dict[str, ShapeFamily] = {
