@@ -307,11 +307,11 @@ def _drawn(index: int) -> tuple[int, int]:
 
 
 def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool, budget: int) -> list[int]:
-    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit ELEMENT_BUDGET (lowered
-    where the case's budget is smaller: ``fitting``); then L
-    (four bytes), the other extent spread over its side of the axis (four bytes, and two for the
-    small sides), and for an (L, I) pair a free outer extent (two bytes). Reducing the first axis
-    makes S = I, reducing the last makes I = 1: the pair is then read on the side there is."""
+    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit ELEMENT_BUDGET
+    (lowered where the case's budget is smaller: ``fitting``); then L (four bytes), the other
+    extent spread over its side of the axis (four bytes, and two for the small sides), and for an
+    (L, I) pair a free outer extent (two bytes). Reducing the first axis makes S = I, reducing the
+    last makes I = 1: the pair is then read on the side there is."""
     kind, reduced, other = fitting(c.pick(TILE_TARGETS), budget)
     length_c, other_c, outer_c, side_bits = c.region(4), c.region(4), c.region(2), c.u16()
     sides = [TILE_SIDES[side_bits >> 2 * k & 3] for k in range(MAX_RANK)]

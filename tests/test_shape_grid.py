@@ -87,15 +87,16 @@ def test_the_standard_profile_leaves_no_reachable_bucket_pair_empty(seed: int) -
 
 # Shapes the zoo's size bugs need (zoo/broken_shapes.py, broken_values.py) and the fewest a
 # standard run may hold. Measured, the fewest over seeds 1, 7 and 2026 with the element budget:
-# 19, 270, 433, 1026, 38, 529, 305 (24, 296, 455, 1026, 44, 529, 402 without): fewer, none gone.
+# 24, 296, 455, 1026, 46, 529, 395 (24, 296, 455, 1026, 44, 529, 402 without): none fewer but the
+# largest cases, whose other sides the plain family now keeps smaller.
 BIG_SHAPES = {
-    "more than 65,535 slices (a GPU grid's limit)": (lambda n, inner, slices, plan: slices > 65535, 15),
-    "a reduced axis beyond 65,536": (lambda n, inner, slices, plan: n > 65536, 200),
-    "a reduced axis beyond int16's indices": (lambda n, inner, slices, plan: n > 32767, 300),
-    "a reduced axis over one 4096-element tile": (lambda n, inner, slices, plan: n > 4096, 800),
-    "more than 16 rows over more than 1024 inner columns": (lambda n, inner, slices, plan: n > 16 and inner > 1024, 25),
-    "rank 8": (lambda n, inner, slices, plan: plan.rank == 8, 400),
-    "2^17 elements or more": (lambda n, inner, slices, plan: math.prod(plan.shape) >= 1 << 17, 200),
+    "more than 65,535 slices (a GPU grid's limit)": (lambda n, inner, slices, plan: slices > 65535, 20),
+    "a reduced axis beyond 65,536": (lambda n, inner, slices, plan: n > 65536, 250),
+    "a reduced axis beyond int16's indices": (lambda n, inner, slices, plan: n > 32767, 400),
+    "a reduced axis over one 4096-element tile": (lambda n, inner, slices, plan: n > 4096, 900),
+    "more than 16 rows over more than 1024 inner columns": (lambda n, inner, slices, plan: n > 16 and inner > 1024, 38),
+    "rank 8": (lambda n, inner, slices, plan: plan.rank == 8, 450),
+    "2^17 elements or more": (lambda n, inner, slices, plan: math.prod(plan.shape) >= 1 << 17, 320),
 }
 
 
