@@ -55,8 +55,8 @@ from .choices import Choices, weighted
 from .shapes import ELEMENT_BUDGET, LONG, PLAIN_ONLY, SHAPE_TAG_KEYS, in_budget, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
-# Rejection and census cases are about an invalid or undefined feature, not volume: they stay
-# within long axes (65,536 elements), asked twice as they are in the census.
+# Rejection and census cases are about an invalid or undefined feature, not volume (and the
+# census asks each twice): they stay within long axes, 65,536 elements.
 LARGEST_INVALID = LONG[1]
 OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside a range
 NAN_PLACES = weighted(("first", 2), ("middle", 2), ("last", 2), ("all", 1), ("several", 2))
