@@ -18,7 +18,7 @@ from spec import TensorType, VersionSpec
 
 from .attributes import attribute_tags, listed_attributes, reduced_axis
 from .choices import Choices, weighted
-from .shapes import FAMILIES, FAMILY_BYTES, LENGTH_CLASSES, SHAPE_FAMILIES, shape_tags
+from .shapes import ELEMENT_BUDGET, FAMILIES, FAMILY_BYTES, LENGTH_CLASSES, SHAPE_FAMILIES, shape_tags
 from .values import Pools, comparable, pools, special_tags, step_down, tie_tags
 
 # shape (shape family, rank, axis, the family's sides), attributes, values, extras of rejection
@@ -216,15 +216,17 @@ class Layout:
 
 
 def layout(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
-           classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES) -> Layout:
+           classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES,
+           budget: int = ELEMENT_BUDGET) -> Layout:
     """Shape, axis and value family; ``zero_dims``: whether a non-reduced dimension may be zero
-    (see ``empty_inputs_defined``); ``shapes``: the shape families to draw from (a weighted table)."""
+    (see ``empty_inputs_defined``); ``shapes``: the shape families to draw from (a weighted table);
+    ``budget``: the most elements the shape may hold."""
     shape_c, _, value_c, _ = regions(raw)
-    return _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes)
+    return _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes, budget)
 
 
 def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
-            classes: tuple[str, ...], shapes: tuple[str, ...]) -> Layout:
+            classes: tuple[str, ...], shapes: tuple[str, ...], budget: int) -> Layout:
     shape_family = shape_c.pick(shapes)
     family = value_c.pick(families(tensor_type))
     if family == "far-apart":  # its point is a long axis
@@ -234,7 +236,7 @@ def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value
     drawn = FAMILIES[shape_family]
     rank = shape_c.pick(drawn.ranks)
     axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2), drawn.reducible(rank))
-    shape = drawn.build(shape_c.region(FAMILY_BYTES), rank, axis, classes, zero_dims)
+    shape = drawn.shape(shape_c.take(FAMILY_BYTES), rank, axis, classes, zero_dims, budget)
     return Layout(rank, axis, axis_attribute, axis_form, family, shape_family, tuple(shape))
 
 
@@ -247,10 +249,11 @@ def case_tags(vspec: VersionSpec, tensor_type: TensorType, data: np.ndarray, axi
 
 
 def draft(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
-          classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES) -> Draft:
-    """A valid input of ``tensor_type`` and its tags."""
+          classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES,
+          budget: int = ELEMENT_BUDGET) -> Draft:
+    """A valid input of ``tensor_type`` and its tags, of at most ``budget`` elements."""
     shape_c, attr_c, value_c, _ = regions(raw)
-    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes)  # reads the family byte
+    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes, budget)  # reads the family byte
     attributes = {} if plan.axis_attribute is None else {"axis": plan.axis_attribute}
     attributes.update(listed_attributes(vspec, attr_c))
     data, used = values(tensor_type, plan.shape, plan.axis, plan.family, value_c)

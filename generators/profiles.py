@@ -11,7 +11,10 @@ axis legitimately takes longer than a short one. The size and speed health check
 suppressed because long axes are deliberate, and the strategies never filter.
 
 Budgets (``CASES``) are counted in cases per test. The suites draw ``BATCH`` cases per
-Hypothesis example (see ``strategies._decoded``), so ``max_examples`` is the budget divided by it."""
+Hypothesis example (see ``strategies._decoded``), so ``max_examples`` is the budget divided by it.
+The cases of one example share an element budget (``shapes.batch_budget``), so the input elements
+a test generates are bounded too (``elements``): what a slow implementation's run costs is known
+before it starts."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from .shapes import batch_budget
 from .strategies import BATCH
 
 PROFILES = ("quick", "standard", "certify")
@@ -37,22 +41,33 @@ _PROVES = {
 }
 
 
+def examples(name: str) -> int:
+    """Hypothesis examples (batches of BATCH cases) per test: one more than the budget divides
+    into, since the first one Hypothesis tries is the simplest (all bytes zero), one input
+    repeated across its batch."""
+    return CASES[name] // BATCH + 1
+
+
+def elements(name: str) -> int:
+    """The most input elements the generated cases of one test hold in profile ``name`` (one
+    search; each example's batch at its full budget). Rejection and census tests hold less."""
+    return examples(name) * batch_budget(BATCH)
+
+
 def describe(name: str) -> dict[str, str]:
     """What profile ``name`` checks and proves, by language (for the run record and the report)."""
-    cases = f"{CASES[name]:,}"
-    return {"en": f"{LABELS[name]['en']}: the special-value floor, then {cases} generated cases per test; "
-                  f"{_PROVES[name]['en']}",
-            "zh-TW": f"{LABELS[name]['zh-TW']}：先檢查特殊值底線，再於每項測試產生 {cases} 個案例；"
-                     f"{_PROVES[name]['zh-TW']}"}
+    cases, bound = f"{CASES[name]:,}", f"{elements(name):,}"
+    return {"en": f"{LABELS[name]['en']}: the special-value floor, then {cases} generated cases per test, "
+                  f"holding at most {bound} input elements; {_PROVES[name]['en']}",
+            "zh-TW": f"{LABELS[name]['zh-TW']}：先檢查特殊值底線，再於每項測試產生 {cases} 個案例，"
+                     f"合計至多 {bound} 個輸入元素；{_PROVES[name]['zh-TW']}"}
 
 
 def register() -> None:
     """Register the three profiles with Hypothesis (idempotent)."""
     for name in PROFILES:
         extra = {"derandomize": True, "database": None} if name == "certify" else {}
-        # One example more than the budget divides into: the first one Hypothesis tries is the
-        # simplest (all bytes zero), one input repeated across its batch.
-        settings.register_profile(name, max_examples=CASES[name] // BATCH + 1, deadline=None,
+        settings.register_profile(name, max_examples=examples(name), deadline=None,
                                   suppress_health_check=_SUPPRESSED, **extra)
 
 

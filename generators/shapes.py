@@ -16,22 +16,34 @@ hide at those boundaries. So a case's shape comes from one of six families:
   budget, then the extents inside them, spread over ranks 2 to 8 with the axis anywhere. The other
   families vary one extent at a time; this one reaches a long axis over a wide inner extent.
 
-Every family stays within ELEMENT_BUDGET elements, so one case costs a bounded time whatever
-its shape. Each family reads its own fixed bytes, and all-zero bytes give its smallest shape,
-so a failing case still shrinks to the fewest slices or the narrowest width that fails."""
+Every family stays within the element budget it is given (ELEMENT_BUDGET at most), so one case
+costs a bounded time whatever its shape; the cases of a batch share one budget (``batch_budget``),
+so a test's total is bounded too. Each family reads its own fixed bytes, and all-zero bytes give
+its smallest shape, so a failing case still shrinks to the fewest slices or the narrowest width
+that fails."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .choices import Choices, weighted
 
+T = TypeVar("T")
+
 MAX_RANK = 8
-MAX_ELEMENTS = 1 << 17  # the plain family: a long reduced axis comes with small other sides
+# The plain family: a long reduced axis comes with small other sides (2^17 before: about 11 % of a
+# standard run's elements, for no bug that a long axis alone or another family misses).
+MAX_ELEMENTS = 1 << 15
 MAX_SLICES = 512  # the plain family: high ranks test indexing, not volume
 ELEMENT_BUDGET = 1 << 18  # no case of any family holds more elements
+# Elements kept for each later case of a batch (at least every family's fixed extents, a
+# wide-inner width of 4096 over two rows). Measured: at 2^13 to 2^15 the budget redrew enough of
+# the largest shapes in later cases that a seed lost a grid-limit detection; at 2^16 it redraws
+# only in batches of several big cases, and the size bugs of zoo/ are caught as without it.
+RESERVE = 1 << 16
 SHORT = (2, 256)
 LONG = (257, 65536)
 VERY_LONG = (65537, 140000)  # beyond 65,536: the grid or index width limit of some kernels
@@ -75,6 +87,41 @@ TILE_TARGETS = tuple(  # (pair kind, L bucket, I or S bucket)
 TILE_RANKS = weighted((2, 3), (3, 3), (4, 2), (5, 1), (6, 1), (7, 1), (8, 1))
 TILE_SIDES = (1, 1, 2, 3)  # the other dimensions of a side, two bits each
 OUTER_MAX = 4  # the free outer extent of an (L, I) tile: a few outer slices, so S differs from I
+
+
+def fitting(target: tuple[str, int, int], budget: int) -> tuple[str, int, int]:
+    """A tile target whose smallest extents fit ``budget``: the target itself, else with its
+    larger bucket lowered until it fits. Picking from the full table and lowering only what does
+    not fit leaves every other case of a batch as it would be without a budget."""
+    kind, reduced, other = target
+    while BUCKETS[reduced][0] * BUCKETS[other][0] > budget:
+        reduced, other = (reduced - 1, other) if reduced >= other else (reduced, other - 1)
+    return kind, reduced, other
+
+
+def batch_budget(batch: int, largest: int = ELEMENT_BUDGET) -> int:
+    """The elements the cases of one batch hold together: one case of the ``largest`` size and the
+    reserve of each other case. A test's total is then bounded by its batches, and a batch still
+    reaches every shape a lone case reaches, in its first case at least."""
+    return largest + (batch - 1) * RESERVE
+
+
+def case_budget(left: int, later: int, largest: int = ELEMENT_BUDGET) -> int:
+    """The elements a case of a batch may hold: what the batch has ``left``, less the reserve of
+    the ``later`` cases still to draw, never more than ``largest``."""
+    return min(largest, left - later * RESERVE)
+
+
+def in_budget(pieces: Sequence[bytes], make: Callable[[bytes, int], T], elements: Callable[[T], int],
+              largest: int = ELEMENT_BUDGET) -> list[T]:
+    """One batch: ``make`` (piece, element budget) each piece in order, with what the batch's
+    budget has left for it; ``elements`` counts what a made one holds."""
+    made, left = [], batch_budget(len(pieces), largest)
+    for k, piece in enumerate(pieces):
+        one = make(piece, case_budget(left, len(pieces) - 1 - k, largest))
+        left -= elements(one)
+        made.append(one)
+    return made
 
 
 def bucket(extent: int) -> str:
@@ -156,20 +203,20 @@ def _small(choices: Choices, count: int) -> list[int]:
     return [SMALL_SIDES[b * len(SMALL_SIDES) >> 8] for b in choices.take(count)]
 
 
-def _plain(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+def _plain(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool, budget: int) -> list[int]:
     """Three bytes for the reduced length, eight for the sides (fixed, whatever the rank), then
     two for an optional zero-size dimension on a non-reduced axis."""
-    n = reduced_length(c.region(3), classes)
+    n = min(reduced_length(c.region(3), classes), budget)
     sides = [SIDES[b * len(SIDES) >> 8] for b in c.take(MAX_RANK)]
     zero = c.chance(8)
     zero_at = c.byte()
-    shape, budget = [], max(1, min(MAX_SLICES, MAX_ELEMENTS // max(n, 1)))
+    shape, room = [], max(1, min(MAX_SLICES, min(MAX_ELEMENTS, budget) // max(n, 1)))
     for dim in range(rank):
         if dim == axis:
             shape.append(n)
             continue
-        side = min(sides[dim], budget)
-        budget = max(1, budget // side)
+        side = min(sides[dim], room)
+        room = max(1, room // side)
         shape.append(side)
     others = [d for d in range(rank) if d != axis]
     if zero_dims and zero and others:
@@ -185,20 +232,22 @@ def _spread(total: int, dims: list[int], shape: list[int], c: Choices) -> None:
     shape[dims[-1]] = total
 
 
-def _many_slices(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+def _many_slices(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool,
+                 budget: int) -> list[int]:
     n = length_in(SHORT_AXIS, c.region(2))
-    slices = min(length_in(MANY_SLICES, c.region(2)), ELEMENT_BUDGET // n)
+    slices = min(length_in(MANY_SLICES, c.region(2)), budget // n)
     shape = [n] * rank
     _spread(slices, [d for d in range(rank) if d != axis], shape, c.region(3))
     return shape
 
 
-def _wide_inner(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+def _wide_inner(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool,
+                budget: int) -> list[int]:
     width = lane_width(c.region(4))
-    n = min(length_in(SHORT_AXIS, c.region(2)), ELEMENT_BUDGET // width)
+    n = min(length_in(SHORT_AXIS, c.region(2)), budget // width)
     shape = [1] * rank
     shape[axis], shape[-1] = n, width
-    budget = ELEMENT_BUDGET // (n * width)
+    budget //= n * width
     # three side bytes whatever the rank (fixed offsets): only the first rank - 2 are used
     for dim, side in zip([d for d in range(rank - 1) if d != axis], _small(c, 3), strict=False):
         shape[dim] = min(side, budget)
@@ -206,12 +255,14 @@ def _wide_inner(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero
     return shape
 
 
-def _batch_classes(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+def _batch_classes(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool,
+                   budget: int) -> list[int]:
     count = length_in(CLASSES, c.region(2))
-    return [min(length_in(BATCH, c.region(2)), ELEMENT_BUDGET // count), count]
+    return [min(length_in(BATCH, c.region(2)), budget // count), count]
 
 
-def _middle_axis(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
+def _middle_axis(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool,
+                 budget: int) -> list[int]:
     inner = lane_width(c.region(4), INNER)
     n, outer, before = length_in(MIDDLE_AXIS, c.region(2)), length_in(OUTER, c.region(2)), c.region(2)
     shape = [1] * rank
@@ -219,8 +270,8 @@ def _middle_axis(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zer
     for dim, side in zip(range(axis + 1, rank - 1), _small(c, 2), strict=False):  # two bytes, rank aside
         shape[dim] = side
     after = math.prod(shape[axis + 1:])
-    shape[axis] = n = max(1, min(n, ELEMENT_BUDGET // after))
-    _spread(min(outer, max(1, ELEMENT_BUDGET // (n * after))), list(range(axis)), shape, before)
+    shape[axis] = n = max(1, min(n, budget // after))
+    _spread(min(outer, max(1, budget // (n * after))), list(range(axis)), shape, before)
     return shape
 
 
@@ -255,26 +306,27 @@ def _drawn(index: int) -> tuple[int, int]:
     return low, min(high, 8 * low - 1)
 
 
-def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool) -> list[int]:
-    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit the budget; then L
-    (four bytes), the other extent spread over its side of the axis (four bytes, and two for the
-    small sides), and for an (L, I) pair a free outer extent (two bytes). Reducing the first axis
-    makes S = I, reducing the last makes I = 1: the pair is then read on the side there is."""
-    kind, reduced, other = c.pick(TILE_TARGETS)
+def _tiles(c: Choices, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool, budget: int) -> list[int]:
+    """A bucket pair first, (L, I) or (L, S), uniformly over the pairs that fit ELEMENT_BUDGET
+    (lowered where the case's budget is smaller: ``fitting``); then L (four bytes), the other
+    extent spread over its side of the axis (four bytes, and two for the small sides), and for an
+    (L, I) pair a free outer extent (two bytes). Reducing the first axis makes S = I, reducing the
+    last makes I = 1: the pair is then read on the side there is."""
+    kind, reduced, other = fitting(c.pick(TILE_TARGETS), budget)
     length_c, other_c, outer_c, side_bits = c.region(4), c.region(4), c.region(2), c.u16()
     sides = [TILE_SIDES[side_bits >> 2 * k & 3] for k in range(MAX_RANK)]
     before, after = list(range(axis)), list(range(axis + 1, rank))
     primary = after if (kind == "inner" and after) or not before else before
     (low, high), (n_low, n_high) = _drawn(other), _drawn(reduced)
     shape = [1] * rank
-    shape[axis] = n = extent_in(length_c, n_low, min(n_high, ELEMENT_BUDGET // low))
-    drawn = _fill(primary, (low, min(high, ELEMENT_BUDGET // n)), sides, other_c, shape)
+    shape[axis] = n = extent_in(length_c, n_low, min(n_high, budget // low))
+    drawn = _fill(primary, (low, min(high, budget // n)), sides, other_c, shape)
     if primary is after:  # the outer extent is free; an (L, S) pair keeps S in its bucket (I = 1)
-        _fill(before, (1, min(OUTER_MAX, ELEMENT_BUDGET // (n * drawn))), sides[4:], outer_c, shape)
+        _fill(before, (1, min(OUTER_MAX, budget // (n * drawn))), sides[4:], outer_c, shape)
     return shape
 
 
-Build = Callable[[Choices, int, int, tuple[str, ...], bool], list[int]]
+Build = Callable[[Choices, int, int, tuple[str, ...], bool, int], list[int]]
 
 
 @dataclass(frozen=True)
@@ -283,7 +335,16 @@ class ShapeFamily:
 
     ranks: tuple[int, ...]
     reducible: Callable[[int], range]  # rank -> the dimensions the reduced axis may be
-    build: Build  # (choices, rank, reduced dimension, length classes, zero dims allowed) -> shape
+    build: Build  # (choices, rank, reduced dimension, length classes, zero dims allowed, element budget) -> shape
+
+    def shape(self, raw: bytes, rank: int, axis: int, classes: tuple[str, ...], zero_dims: bool,
+              budget: int) -> list[int]:
+        """The shape ``raw`` gives without a budget where it fits ``budget``, else the one drawn
+        within it: a budget changes only the cases too big for it."""
+        shape = self.build(Choices(raw), rank, axis, classes, zero_dims, ELEMENT_BUDGET)
+        if math.prod(shape) <= budget:
+            return shape
+        return self.build(Choices(raw), rank, axis, classes, zero_dims, budget)
 
 
 FAMILIES: dict[str, ShapeFamily] = {

@@ -52,9 +52,12 @@ from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions, tiled
 from .case import Batch, Case
 from .choices import Choices, weighted
-from .shapes import PLAIN_ONLY, SHAPE_TAG_KEYS, shape_tags
+from .shapes import ELEMENT_BUDGET, LONG, PLAIN_ONLY, SHAPE_TAG_KEYS, in_budget, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
+# Rejection and census cases are about an invalid or undefined feature, not volume (and the
+# census asks each twice): they stay within long axes, 65,536 elements.
+LARGEST_INVALID = LONG[1]
 OFFSETS = weighted((0, 5), (1, 2), (2, 1), (5, 1), (1000, 1))  # how far outside a range
 NAN_PLACES = weighted(("first", 2), ("middle", 2), ("last", 2), ("all", 1), ("several", 2))
 
@@ -77,25 +80,36 @@ def _case(vspec: VersionSpec, d: Draft, intent: str, extra: list[str]) -> Case:
 
 
 BATCH = 8  # cases per Hypothesis example in the suites (see _decoded)
+Build = Callable[[bytes, int], Case]  # (the case's bytes, its element budget) -> the case
 
 
-def _decoded(size: int, build: Callable[[bytes], Case], batch: int | None) -> st.SearchStrategy:
+def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_BUDGET) -> st.SearchStrategy:
     """Cases built from fixed-size byte draws: one Case per example, or with ``batch`` a Batch
     (a tuple) of that many independent cases per example. Hypothesis charges about 0.35 ms per
     example whatever it draws, more than building and judging one of our cases, so a batch pays
     it once for all. The batch is one draw cut into pieces, not one draw per case: Hypothesis copies
     draws of the same strategy onto each other to make duplicates, which would leave most cases
     of a batch equal. Shrinking still works case by case: the shrinker lowers bytes, those of the
-    cases that pass fall to zero (the simplest input) and the failing piece shrinks as if alone."""
-    def decode(raw: bytes) -> Case:
-        return build(raw).decoded_from(raw)
+    cases that pass fall to zero (the simplest input) and the failing piece shrinks as if alone.
+
+    The cases of a batch share one element budget (shapes.batch_budget), spent in order: a case
+    drawn after big ones is drawn smaller, so a test's total is bounded by its examples. No case
+    holds more than ``largest`` elements."""
+    def decode(raw: bytes, budget: int) -> Case:
+        # A budget below the largest shapes the case as much as its bytes do: part of its origin.
+        origin = raw if budget == largest else raw + budget.to_bytes(4, "big")
+        return build(raw, budget).decoded_from(origin)
 
     if batch is None:
-        return st.binary(min_size=size, max_size=size).map(decode)
+        return st.binary(min_size=size, max_size=size).map(lambda raw: decode(raw, largest))
     if batch < 1:
         raise ValueError(f"batch={batch}: a batch holds at least one case")
-    return st.binary(min_size=size * batch, max_size=size * batch).map(
-        lambda raw: Batch(decode(raw[start:start + size]) for start in range(0, size * batch, size)))
+
+    def decode_batch(raw: bytes) -> Batch:
+        pieces = [raw[start:start + size] for start in range(0, size * batch, size)]
+        return Batch(in_budget(pieces, decode, lambda case: case.data.size, largest))
+
+    return st.binary(min_size=size * batch, max_size=size * batch).map(decode_batch)
 
 
 def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = None) -> st.SearchStrategy:
@@ -103,8 +117,8 @@ def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = No
     the family-specific extras (the last region), so they do not draw it: Hypothesis charges
     per drawn byte. ``batch``: see ``_decoded``."""
     tensor_type, zero_dims = _type(vspec, type_name), empty_inputs_defined(vspec)
-    return _decoded(SIZE - REGIONS[-1], lambda raw: _case(
-        vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims), "semantic", []), batch)
+    return _decoded(SIZE - REGIONS[-1], lambda raw, budget: _case(
+        vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims, budget=budget), "semantic", []), batch)
 
 
 # --- rejection --------------------------------------------------------------------------------
@@ -174,15 +188,15 @@ def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
     if clause_id is not None:
         clauses = tuple(c for c in clauses if c.id == clause_id)
 
-    def build(raw: bytes) -> Case:
+    def build(raw: bytes, budget: int) -> Case:
         extra = regions(raw)[3]
         clause = extra.pick(clauses)
         tensor_type = extra.pick(vspec.types)
-        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False, shapes=PLAIN_ONLY)
+        d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False, shapes=PLAIN_ONLY, budget=budget)
         tags = _reject(vspec, clause, d, extra)
         return _case(vspec, d, "rejection", [*tags, f"clause:{clause.id}"])
 
-    return _decoded(SIZE, build, batch)
+    return _decoded(SIZE, build, batch, LARGEST_INVALID)
 
 
 # --- undefined (census) -----------------------------------------------------------------------
@@ -268,12 +282,12 @@ def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
     fixed = None if type_name is None else _type(vspec, type_name)
     menu = tuple(c for c in clauses if fixed is None or _applies(c, fixed))
 
-    def build(raw: bytes) -> Case:
+    def build(raw: bytes, budget: int) -> Case:
         extra = regions(raw)[3]
         clause = extra.pick(menu)
         tensor_type = fixed or extra.pick(tuple(t for t in vspec.types if _applies(clause, t)))
-        d = draft(vspec, tensor_type, raw, zero_dims=False, shapes=PLAIN_ONLY)
+        d = draft(vspec, tensor_type, raw, zero_dims=False, shapes=PLAIN_ONLY, budget=budget)
         tags = _census(vspec, clause, d, extra)
         return _case(vspec, d, "undefined", [*tags, f"topic:{clause.id}"])
 
-    return _decoded(SIZE, build, batch)
+    return _decoded(SIZE, build, batch, LARGEST_INVALID)
