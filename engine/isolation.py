@@ -28,6 +28,7 @@ import mmap
 import multiprocessing
 import os
 import pickle
+import shutil
 import signal
 import statistics
 import sys
@@ -203,13 +204,18 @@ class _Worker:
         context = _context()
         self.conn, child = context.Pipe(duplex=True)
         self.arena = _Arena()
+        # The worker's temporary folder (TMPDIR): what its runtime leaves there goes with it, even
+        # when it is killed mid-call.
+        self.scratch = tempfile.mkdtemp(prefix="argmin-worker-")
         self.process = context.Process(target=worker.serve,
-                                       args=(child, impl, path, cwd, memory_limit, self.arena.path, log),
+                                       args=(child, impl, path, cwd, memory_limit, self.arena.path, log,
+                                             self.scratch),
                                        name="argmin-impl-worker", daemon=False)
         try:
             self.process.start()
         except BaseException:  # no worker (a forkserver that cannot start one): nothing left in /dev/shm
             self.arena.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
             self.conn.close()
             raise
         finally:
@@ -256,6 +262,7 @@ class _Worker:
             # is gone; the worker is then this process's child (guard_owner made it a subreaper).
             exitcode = self._own_status()
         self._end_group()
+        shutil.rmtree(self.scratch, ignore_errors=True)  # after the group: nothing writes there any more
         self.arena.close()
         return exitcode
 
@@ -278,6 +285,7 @@ class _Worker:
         self.process.kill()
         self.process.join()
         self._end_group()
+        shutil.rmtree(self.scratch, ignore_errors=True)  # after the group: nothing writes there any more
         self.conn.close()
         self.arena.close()
 

@@ -30,6 +30,7 @@ import pickle
 import signal
 import struct
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import Connection
@@ -384,13 +385,14 @@ def _output_to(log_path: str) -> None:
 
 
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
-          arena_path: str | None = None, log_path: str | None = None) -> None:
+          arena_path: str | None = None, log_path: str | None = None, scratch: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of packs of calls
     ``[([data, ...], version, [attributes, ...], form), ...]``
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
     What the implementation writes to stdout and stderr goes to ``log_path`` (appended), not
-    between the suite's own lines."""
+    between the suite's own lines; its temporary files to ``scratch``, which the parent removes
+    when this worker ends."""
     # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
     # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
     # have the case in flight recorded as a crash.
@@ -402,6 +404,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         _output_to(log_path)
     sys.path[:] = path
     os.chdir(cwd)
+    if scratch is not None:
+        os.environ["TMPDIR"] = tempfile.tempdir = scratch  # children (compilers) see it too
     from engine.plugins import UsageError, describe, resolve
 
     try:

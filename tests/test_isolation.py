@@ -21,7 +21,7 @@ GOOD = IMPLS / "plugin_good.py"
 TIMEOUT = 1.0
 
 # The codes plugin_faulty.by_value reads from the first element of its input.
-EXIT, ABORT, SEGFAULT, HANG, UNSUPPORTED, RAISE, RAGGED, UNCONVERTIBLE, SYS_EXIT, UNPICKLABLE = range(1, 11)
+EXIT, ABORT, SEGFAULT, HANG, UNSUPPORTED, RAISE, RAGGED, UNCONVERTIBLE, SYS_EXIT, UNPICKLABLE, LEAVE_TEMP = range(1, 12)
 
 
 def code(value: int) -> np.ndarray:
@@ -125,6 +125,15 @@ def test_crash_then_carry_on(process_runner: Runner, value: int, death: str) -> 
     assert reply.error is not None and death in reply.error
     assert_ok(process_runner.call(code(0), 13, {"axis": 1}), [[0]])
     assert process_runner.restarts == restarts + 1
+
+
+def test_what_a_dead_worker_left_in_its_temporary_folder_is_removed(process_runner: Runner) -> None:
+    """A runtime that writes models to temporary files (tract, tinygrad) leaves them behind when
+    its worker crashes; the worker's temporary folder is its own, and goes with it."""
+    left = Path(process_runner.call(code(LEAVE_TEMP), 13, {}).error.split(": ", 1)[1])
+    assert left.is_dir() and left.parent.name.startswith("argmin-worker-")
+    assert process_runner.call(code(EXIT), 13, {}).status == "crash"
+    assert not left.exists() and not left.parent.exists()
 
 
 def test_hang_is_a_timeout_then_carry_on(process_runner: Runner) -> None:

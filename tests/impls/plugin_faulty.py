@@ -6,11 +6,12 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
 
-EXIT, ABORT, SEGFAULT, HANG, UNSUPPORTED, RAISE, RAGGED, UNCONVERTIBLE, SYS_EXIT, UNPICKLABLE = range(1, 11)
+EXIT, ABORT, SEGFAULT, HANG, UNSUPPORTED, RAISE, RAGGED, UNCONVERTIBLE, SYS_EXIT, UNPICKLABLE, LEAVE_TEMP = range(1, 12)
 
 
 class Unconvertible:
@@ -26,6 +27,8 @@ def by_value(data: np.ndarray, *, opset: int, **attributes: int) -> object:
         os.abort()
     if code == SEGFAULT:
         ctypes.string_at(0)
+    if code == LEAVE_TEMP:  # a runtime's scratch files, never removed: their folder is named in the error
+        raise RuntimeError(tempfile.mkdtemp())
     if code == HANG:
         time.sleep(600)
     if code == UNSUPPORTED:
