@@ -3,15 +3,15 @@ second worker of the same run (the same parent) fails to import it while the fir
 
 from __future__ import annotations
 
-import fcntl
 import os
-import tempfile
-from pathlib import Path
+import socket
 
 from tests.impls.plugin_good import argmin  # noqa: F401  (the function under test)
 
-_HELD = (Path(tempfile.gettempdir()) / f"argmin-exclusive-{os.getuid()}-{os.getppid()}.lock").open("w")
+# The device: a name in Linux's abstract socket namespace, held while this process lives (no
+# file, so not in the worker's own temporary folder, which another worker does not share).
+_HELD = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
-    fcntl.flock(_HELD, fcntl.LOCK_EX | fcntl.LOCK_NB)
-except BlockingIOError:
+    _HELD.bind(f"\0argmin-exclusive-{os.getuid()}-{os.getppid()}")
+except OSError:
     raise RuntimeError("the device is held by another process") from None
