@@ -174,7 +174,9 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     document = aggregate(RawRun(run_info(chosen, time.time()), {}, on.results, on.census))
     jsonschema.Draft202012Validator(SCHEMA).validate(document)
     card, = [c for c in document["cards"] if c["outcome"] == "fail"]
-    assert card["packed"] > 3 and f"packed model of {card['packed']} nodes" in render_report(document)
+    page = render_report(document)
+    assert card["packed"] > 3 and f"packed model of {card['packed']} nodes" in page
+    assert "it passes, and shows the case, not the packed failure" in page, "its one-node replay is not a repro"
     off = run_all(settings(model("wrong_fourth_node"), "off", tmp_path))
     assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
 
