@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from engine import worker
-from engine.forms import INITIALIZER, STATIC
+from engine.forms import INITIALIZER, STATIC, SYMBOLIC
 from engine.plugins import UsageError, check, describe, portable, resolve
 
 ISOLATION_MODES = ("process", "none")
@@ -74,7 +74,7 @@ Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version,
 # a few steps (engine.worker.answers) and a crashing one in a few fresh workers.
 PACK_ELEMENTS = 1 << 16
 PACK_NODES = 64
-PACKED_FORMS = (STATIC, INITIALIZER)  # the symbolic form already reuses one compiled model per signature
+PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
 
 
 @dataclass
@@ -331,6 +331,13 @@ def guard_owner() -> bool:
         return False
 
 
+def _reduces_nothing(data: np.ndarray, attributes: Mapping[str, int]) -> bool:
+    """ArgMin along an axis of length 0 has no answer; most runtimes refuse it, which would
+    fail the whole pack it is in, so such a call is asked alone."""
+    axis = attributes.get("axis", 0)
+    return -data.ndim <= axis < data.ndim and data.shape[axis] == 0
+
+
 class Runner:
     """Calls one implementation, in a worker process or in-process."""
 
@@ -391,13 +398,17 @@ class Runner:
         """One call; ``form``: the model form for model-based implementations (engine.forms)."""
         return self.call_many([(data, version, attributes, form)])[0]
 
-    def call_many(self, calls: Sequence[Call], pack: bool = False) -> list[Reply]:
+    def call_many(self, calls: Sequence[Call], pack: bool = False,
+                  units: Sequence[Sequence[int]] | None = None) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
         made in a fresh worker. With ``pack``, calls in a packed form are asked through packed
         models (``packs``); a pack that crashes or hangs its worker is bisected, in fresh workers,
-        until the crash or hang is pinned on one call asked alone."""
-        units = deque(self.packs(calls) if pack else [[index] for index in range(len(calls))])
+        until the crash or hang is pinned on one call asked alone. ``units``: the packs to ask
+        (``packs`` of calls with the same signatures), instead of cutting them afresh."""
+        if units is None:
+            units = self.packs(calls) if pack else [[index] for index in range(len(calls))]
+        units = deque(list(unit) for unit in units)
         replies: dict[int, Reply] = {}
         if self.isolation == "none":
             for unit in units:
@@ -411,12 +422,16 @@ class Runner:
         """The calls' indices cut into packs, in order. Consecutive calls in a packed form with the
         same version, element type and form make a group; its first call is asked alone, a
         one-node model (a witness: bugs that show only there keep being sampled), the rest in
-        packs of at most PACK_ELEMENTS input elements and the group's node cap (``_caps``)."""
+        packs of at most PACK_ELEMENTS input elements and the group's node cap (``_caps``).
+        A call reducing an empty axis is asked alone (``_reduces_nothing``) without ending its
+        group, so the calls of a pack need not be consecutive."""
         units: list[list[int]] = []
         group, current, elements = None, None, 0
-        for index, (data, version, _, form) in enumerate(calls):
+        for index, (data, version, attributes, form) in enumerate(calls):
             key = (version, data.dtype, form) if form in PACKED_FORMS else None
-            if key is None or key != group:
+            if key is not None and _reduces_nothing(data, attributes):
+                units.append([index])  # alone, and the group goes on
+            elif key is None or key != group:
                 units.append([index])
                 group, current = key, None
             elif current is None or len(current) >= self._caps.get(key, PACK_NODES) \

@@ -48,7 +48,7 @@ OPTIONS = (
                                f"{format_size(DEFAULT_MEMORY_LIMIT)}; e.g. 512M, 16G, none); holding more is a crash, "
                                f"out of memory", format_size(DEFAULT_MEMORY_LIMIT)),
     ("--lang", "LANG", "report language: en or zh-TW", "en"),
-    ("--packing", "on|off", "on (default): valid and census cases in the static and initializer forms are asked "
+    ("--packing", "on|off", "on (default): valid and census cases in every model form are asked "
                             "through packed models, many independent ArgMin nodes compiled as one (a failure is "
                             "narrowed down to its case and asked again alone); off: one model per case", "on"),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "

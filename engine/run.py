@@ -56,9 +56,13 @@ def _finish(session: Session) -> None:
         raise Nonconformance(f"{len(reported)} failure(s):\n" + "\n".join(reported))
 
 
-def batch_size(task: Task) -> int:
-    """Cases per Hypothesis example for ``task``: PACKED_BATCH where they may be packed, else BATCH."""
-    return PACKED_BATCH if task.form in PACKED_FORMS and task.suite in PACKED_SUITES else BATCH
+def batch_size(task: Task, profile_name: str) -> int:
+    """Cases per Hypothesis example for ``task``: PACKED_BATCH where they may be packed (but no
+    more than the test's whole share of the profile, as at the quick profile), else BATCH."""
+    if task.form not in PACKED_FORMS or task.suite not in PACKED_SUITES:
+        return BATCH
+    share = profiles.load(profile_name).max_examples * SHARES.get(task.form, 1.0) * BATCH
+    return max(BATCH, min(PACKED_BATCH, round(share)))
 
 
 def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task,
@@ -121,13 +125,13 @@ def run_task(session: Session, task: Task, test_id: str) -> None:
         run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
                                      if restriction is None or c.type_name in restriction], task.form)
     elif task.suite == "property":
-        batch = batch_size(task)
+        batch = batch_size(task, session.settings.profile)
         run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=batch), task,
                  semantic_floor(vspec, task.type_name), batch)
     elif task.suite == "rejection":
         run_test(session, test_id, rejection_cases(vspec, task.clause, batch=BATCH), task)
     else:
-        batch = batch_size(task)
+        batch = batch_size(task, session.settings.profile)
         run_test(session, test_id, undefined_cases(vspec, task.type_name, batch=batch), task,
                  census_floor(vspec, task.type_name), batch)
 

@@ -29,7 +29,7 @@ from results import CaseResult, CensusRecord
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
-from .isolation import Call, Reply, Runner
+from .isolation import PACKED_FORMS, Call, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .minimize import minimize
 from .options import Settings, implementation
@@ -72,6 +72,7 @@ class _TestState:
     seen: dict[Key, dict[str, Judgement]] = field(default_factory=dict)  # failing inputs per failure key
     prefetched: dict[str, list[Reply]] = field(default_factory=dict)  # input key -> answers asked ahead
     again: dict[str, Reply] = field(default_factory=dict)  # census input key -> its second answer, asked ahead
+    twinned: dict[str, Case] = field(default_factory=dict)  # a twin's input key -> the case it is the twin of
     reported: list[str] = field(default_factory=list)  # one line per failure found, for pytest
     faults: int = 0
 
@@ -108,11 +109,13 @@ class Session:
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         return self.call_many([(data, version, attributes, self.form)])[0]
 
-    def call_many(self, calls: list[Call], runner: Runner | None = None, pack: bool = False) -> list[Reply]:
-        """``pack``: the calls may go through packed models (where --packing is on)."""
+    def call_many(self, calls: list[Call], runner: Runner | None = None, pack: bool = False,
+                  units: list[list[int]] | None = None) -> list[Reply]:
+        """``pack``: the calls may go through packed models (where --packing is on), cut into
+        ``units`` where given (``Runner.call_many``)."""
         runner = runner or self.runner
         runner.timeout = self._timeout()
-        replies = runner.call_many(calls, pack=pack and self.settings.packing)
+        replies = runner.call_many(calls, pack=pack and self.settings.packing, units=units)
         self.calls += len(replies)
         for reply in replies:
             self.compiles += reply.compiles
@@ -154,34 +157,55 @@ class Session:
         right after it its twin (a state bug shows only when the twin follows its case); then, in
         a second batch, each census input a second time (the census checks the answer does not
         change), in another worker process where there is one. ``pack``: through packed models
-        (a twin is then a node of its case's pack: the symbolic form, never packed, still puts
-        state kept between calls to the test)."""
+        where --packing is on (``_asking``)."""
         state = self.state
         if state.faults >= self._faults_allowed():
             return
-        planned: list[Case] = []
+        pairs: list[tuple[Case, Case | None]] = []
         for case in cases:
             key = case.key()
             if key in state.settled or key in state.prefetched:
                 continue
             state.prefetched[key] = []
-            planned.append(case)
             second = twin(case, key) if case.intent == "semantic" else None
-            if second is not None and second.key() not in state.settled:
+            if second is not None and second.key() in state.settled:
+                second = None
+            if second is not None:
                 state.prefetched.setdefault(second.key(), [])
-                planned.append(second)
-        if not planned:
+                state.twinned[second.key()] = case
+            pairs.append((case, second))
+        if not pairs:
             return
-        calls = [(c.data, c.version, c.attributes, self.form) for c in planned]
-        for case, reply in zip(planned, self.call_many(calls, pack=pack), strict=True):
+        planned, units = self._asking(pairs, pack)
+        for case, reply in zip(planned, self.call_many(self._calls(planned), pack=pack, units=units), strict=True):
             state.prefetched[case.key()].append(reply)
         # Not where the first ask crashed or hung: the census does not ask those again.
         census = [c for c in planned if c.intent == "undefined"
                   and state.prefetched[c.key()][0].status not in ("crash", "timeout")]
         if census:
-            replies = self.call_many([(c.data, c.version, c.attributes, self.form) for c in census], self._second(),
-                                     pack)
+            replies = self.call_many(self._calls(census), self._second(), pack)
             state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
+
+    def _calls(self, cases: Sequence[Case]) -> list[Call]:
+        return [(c.data, c.version, c.attributes, self.form) for c in cases]
+
+    def _asking(self, pairs: Sequence[tuple[Case, Case | None]],
+                pack: bool) -> tuple[list[Case], list[list[int]] | None]:
+        """The order to ask cases and their twins (None where a case has none) in, and the packs
+        to ask them in (None: one by one, or as the runner cuts them). One by one, each twin
+        follows its case. Packed, the cases with twins make packs of their own and their twins
+        the very same packs right after them, so that a twins' pack runs the model compiled for
+        its cases' pack: state kept between calls is put to the test in every form."""
+        if not (pack and self.settings.packing and self.form in PACKED_FORMS):
+            return [c for pair in pairs for c in pair if c is not None], None
+        alone = [case for case, second in pairs if second is None]
+        paired = [case for case, second in pairs if second is not None]
+        seconds = [second for _, second in pairs if second is not None]
+        cut = self.runner.packs(self._calls(paired))
+        units = [*self.runner.packs(self._calls(alone)),
+                 *([len(alone) + index for index in unit] for unit in cut),
+                 *([len(alone) + len(paired) + index for index in unit] for unit in cut)]
+        return [*alone, *paired, *seconds], units
 
     def _second(self) -> Runner:
         """Where a census input is asked the second time: a second worker process, started on
@@ -287,7 +311,11 @@ class Session:
                again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
         """A case that failed in a packed model, asked again alone (a one-node model). Failing
         there too, it is judged from that answer, exactly as without packing; answering right,
-        the packed failure is a finding of its own, marked with the pack's node count."""
+        the packed failure is a finding of its own, marked with the pack's node count. A twin
+        is asked right after its case, as one by one: its failure may be the state the case left."""
+        before = self.state.twinned.get(case.key())
+        if before is not None:
+            self.call(before.data, before.version, before.attributes)
         alone = judge(spec.load(case.version), case, self.call(case.data, case.version, case.attributes), suite, again)
         if not alone.failed:
             packed.result.packed = packed.reply.nodes

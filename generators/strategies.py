@@ -41,6 +41,8 @@ heatmap from these keys, so they are stable:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -83,14 +85,26 @@ BATCH = 8  # cases per Hypothesis example in the suites (see _decoded)
 Build = Callable[[bytes, int], Case]  # (the case's bytes, its element budget) -> the case
 
 
+@functools.cache
+def _mask(index: int, size: int) -> np.ndarray:
+    return np.frombuffer(hashlib.shake_256(f"batch piece {index}".encode()).digest(size), dtype=np.uint8)
+
+
+def _masked(piece: bytes, index: int) -> bytes:
+    """Piece ``index`` of a batch draw as its case reads it: the first as drawn (the all-zero
+    draw still gives the simplest input once), the others XORed with a mask of their own."""
+    return piece if index == 0 else (np.frombuffer(piece, dtype=np.uint8) ^ _mask(index, len(piece))).tobytes()
+
+
 def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_BUDGET) -> st.SearchStrategy:
     """Cases built from fixed-size byte draws: one Case per example, or with ``batch`` a Batch
     (a tuple) of that many independent cases per example. Hypothesis charges about 0.35 ms per
     example whatever it draws, more than building and judging one of our cases, so a batch pays
     it once for all. The batch is one draw cut into pieces, not one draw per case: Hypothesis copies
     draws of the same strategy onto each other to make duplicates, which would leave most cases
-    of a batch equal. Shrinking still works case by case: the shrinker lowers bytes, those of the
-    cases that pass fall to zero (the simplest input) and the failing piece shrinks as if alone.
+    of a batch equal. Every piece after the first is read through a fixed mask of its own
+    (``_masked``): Hypothesis tries the all-zero draw first, which would otherwise make a whole
+    batch of the simplest input, and a test of few large batches would lose one of them to it.
 
     The cases of a batch share one element budget (shapes.batch_budget), spent in order: a case
     drawn after big ones is drawn smaller, so a test's total is bounded by its examples. No case
@@ -106,7 +120,7 @@ def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_
         raise ValueError(f"batch={batch}: a batch holds at least one case")
 
     def decode_batch(raw: bytes) -> Batch:
-        pieces = [raw[start:start + size] for start in range(0, size * batch, size)]
+        pieces = [_masked(raw[start:start + size], index) for index, start in enumerate(range(0, size * batch, size))]
         return Batch(in_budget(pieces, decode, lambda case: case.data.size, largest))
 
     return st.binary(min_size=size * batch, max_size=size * batch).map(decode_batch)

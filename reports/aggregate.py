@@ -331,7 +331,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
             continue
         ce = result.counterexample
         problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
-        key = (result.version, result.clause or "", result.type_name, problem, result.form or "", result.packed or 0)
+        key = (result.version, result.clause or "", result.type_name, problem, result.form or "", bool(result.packed))
         seen[key] += 1
         if key not in chosen or _rank(result) <= _rank(chosen[key]):
             chosen[key] = result

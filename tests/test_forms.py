@@ -63,7 +63,8 @@ def test_plan_runs_judged_suites_in_every_form_and_the_census_in_the_first() -> 
 
 def test_a_run_records_each_form_at_its_share_of_the_budget() -> None:
     run = run_all(_settings(versions="13", dtypes="float,int32"))
-    property_cases = Counter(r.form for r in run.results if r.suite == "property")
+    # The floor's cases are checked in every form whatever its share: count the generated ones.
+    property_cases = Counter(r.form for r in run.results if r.suite == "property" and "family:floor" not in r.tags)
     assert set(property_cases) == set(FORMS)
     for form in ("static", "initializer"):  # each case of these forms compiles a model of its own
         assert property_cases[form] <= property_cases["symbolic"] * SHARES[form] * 1.5

@@ -55,7 +55,7 @@ GUILTY = SHAPES.index((1, 3))
 
 # --- the packed model ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("form", ["static", "initializer"])
+@pytest.mark.parametrize("form", ["symbolic", "static", "initializer"])
 def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
     runtime = OnnxRuntimeArgMin()
     calls = static_calls(SHAPES, form)
@@ -65,7 +65,9 @@ def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
     for data, attrs, answer in zip(datas, attributes, packed, strict=False):
         alone = runtime.answer(form, data, 13, attrs)
         assert np.array_equal(answer.value, alone.value) and answer.declared == alone.declared
-    assert runtime.compiles - before == len(datas), "each one-node model compiles on its own"
+    signatures = {(d.ndim, tuple(sorted(a.items()))) if form == "symbolic" else id(d)
+                  for d, a in zip(datas, attributes, strict=False)}
+    assert runtime.compiles - before == len(signatures), "each one-node model compiles on its own"
 
 
 def test_the_reply_header_carries_nodes_and_compiles_strictly() -> None:
@@ -90,8 +92,10 @@ def test_packs_are_formed_per_group_with_a_witness_first() -> None:
     calls = static_calls(SHAPES) + static_calls(SHAPES[:3], "symbolic") + static_calls([(2, 2)] * (PACK_NODES + 3))
     units = runner.packs(calls)
     assert units[0] == [0] and units[1] == list(range(1, len(SHAPES))), "a witness, then one pack"
-    assert all(len(unit) == 1 for unit in units[2:5]), "the symbolic form is never packed"
-    assert [len(unit) for unit in units[5:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
+    assert units[2:4] == [[10], [11, 12]], "the symbolic form is a group of its own"
+    assert [len(unit) for unit in units[4:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
+    empty = static_calls([(2, 2), (2, 2), (2, 0), (2, 2), (0, 2)])
+    assert runner.packs(empty) == [[0], [1, 3, 4], [2]], "an empty axis alone (axis -1: (0, 2) reduces 2)"
     big = static_calls([(300, 300), (300, 300), (2, 2)])
     assert runner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
 
@@ -173,9 +177,9 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     assert verdicts(on.results, [13], on.census)[13] == "non-conformant"
     document = aggregate(RawRun(run_info(chosen, time.time()), {}, on.results, on.census))
     jsonschema.Draft202012Validator(SCHEMA).validate(document)
-    card, = [c for c in document["cards"] if c["outcome"] == "fail"]
+    cards = [c for c in document["cards"] if c["outcome"] == "fail"]  # an index out of range, or not a minimum
     page = render_report(document)
-    assert card["packed"] > 3 and f"packed model of {card['packed']} nodes" in page
+    assert cards and all(card["packed"] > 3 and f"packed model of {card['packed']} nodes" in page for card in cards)
     assert "it passes, and shows the case, not the packed failure" in page, "its one-node replay is not a repro"
     off = run_all(settings(model("wrong_fourth_node"), "off", tmp_path))
     assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
@@ -195,6 +199,17 @@ def test_a_bug_only_one_node_models_show_is_found_by_the_witnesses(tmp_path: Pat
     failures = [r for r in session.results if r.outcome == "fail"]
     assert failures and all(r.packed is None for r in failures)
     assert session.compiles < session.calls, "the other cases were packed"
+
+
+@pytest.mark.parametrize("packing", ["on", "off"])
+def test_state_kept_between_calls_is_found_in_every_form_that_reuses_a_model(packing: str, tmp_path: Path) -> None:
+    """Packed, a twins' pack runs the model compiled for its cases' pack, as a twin one by one
+    runs its case's one-node model; the initializer form compiles every input anew."""
+    run = run_all(settings(model("stale_answers"), packing, tmp_path, forms="symbolic,static,initializer"))
+    twins = [r for r in run.results if r.outcome == "fail" and "state:twin" in r.tags and r.suite == "property"]
+    assert {r.form for r in twins} == {"symbolic", "static"}, {r.form for r in twins}
+    assert not [r for r in run.results if r.outcome == "fail" and r.form == "initializer"]
+    assert verdicts(run.results, [13], run.census)[13] == "non-conformant"
 
 
 # --- the option ---------------------------------------------------------------------------------

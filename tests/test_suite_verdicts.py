@@ -159,16 +159,17 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
     asked: Counter = Counter()
     call_many = Session.call_many
 
-    def counting(self: Session, calls, runner=None, pack=False):
+    def counting(self: Session, calls, runner=None, pack=False, units=None):
         for data, version, attributes, _form in calls:
             asked[self.test_id, Case(version, data, attributes).key()] += 1
-        return call_many(self, calls, runner, pack)
+        return call_many(self, calls, runner, pack, units)
 
     monkeypatch.setattr(Session, "call_many", counting)
     _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float,int8")
     census = {key for key in asked if key[0].startswith("census::")}
-    assert census and all(asked[key] == 2 for key in census), "a census input was not asked exactly twice"
+    # An input two census topics share (an empty input whose axis is empty) is asked for each.
+    assert census and all(asked[key] % 2 == 0 for key in census), "a census input was not asked a second time"
     assert all(n == 1 for key, n in asked.items() if key not in census), "an input was asked twice in one test"
-    assert len(run.results) == len(asked)
+    assert len(run.results) == len(asked) + sum(asked[key] // 2 - 1 for key in census)
     # a correct implementation: nothing failed, so nothing was shrunk, and every call was a case
     assert all(r.outcome in ("pass", CENSUS) for r in run.results)

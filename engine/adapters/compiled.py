@@ -21,11 +21,13 @@ import onnx
 from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
 from engine.worker import NotPackable
 
-from .models import Declared, form_key, form_model, packed_model
+from .models import Declared, form_key, form_model, pack_key, packed_model
 
 # Compiled models kept per form: one per (version, type, attributes, rank) in the symbolic form
 # serves many cases; a static one serves one shape, so fewer are worth keeping.
 CACHE_SIZES = {SYMBOLIC: 512, STATIC: 64}
+# Compiled packs kept: a pack is asked again only by the pack of its cases' state twins, right after it.
+PACK_CACHE_SIZE = 4
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class ModelArgMin(ABC):
 
     def __init__(self) -> None:
         self._caches = {form: Cache(size) for form, size in CACHE_SIZES.items()}
+        self._packs = Cache(PACK_CACHE_SIZE)
         self.compiles = 0  # models compiled so far, in every form (a benchmark and test figure)
 
     @abstractmethod
@@ -118,9 +121,12 @@ class ModelArgMin(ABC):
                     attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
         """Run every input through one packed model of ``form`` (``models.packed_model``): one
         answer per node, in order. Raises what compiling or running it raises (the caller then
-        bisects the pack), and NotPackable where the runtime does not give one output per node."""
+        bisects the pack), and NotPackable where the runtime does not give one output per node.
+        A pack of the same signature (``pack_key``) runs the model already compiled."""
         datas = [np.asarray(data) for data in datas]
-        compiled = self._compile(packed_model(form, datas, opset, attributes))
+        build = lambda: self._compile(packed_model(form, datas, opset, attributes))  # noqa: E731
+        key = pack_key(form, datas, opset, attributes)
+        compiled = build() if key is None else self._packs.get((form, key), build)
         outputs = self._run(compiled, () if form == INITIALIZER else [self.feed(data) for data in datas])
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(datas):
             raise NotPackable(f"{len(datas)} nodes gave {type(outputs).__name__} outputs")

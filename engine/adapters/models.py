@@ -103,6 +103,16 @@ def form_key(form: str, data: np.ndarray, opset: int, attributes: Mapping[str, i
     return (*key, data.shape, hashlib.sha1(np.ascontiguousarray(data).tobytes()).hexdigest())
 
 
+def pack_key(form: str, datas: Sequence[np.ndarray], opset: int,
+             attributes: Sequence[Mapping[str, int]]) -> Hashable | None:
+    """What one compiled pack serves (as ``form_key`` for each node): the same pack asked again
+    with other inputs of the same ranks (symbolic) or shapes (static); None in the initializer
+    form, whose model holds the inputs themselves."""
+    if form == INITIALIZER:
+        return None
+    return ("pack", opset, *(form_key(form, data, opset, attrs)[2:] for data, attrs in zip(datas, attributes, strict=True)))
+
+
 def form_model(form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> onnx.ModelProto:
     """The model that computes ArgMin of ``data`` in ``form``."""
     if form not in (SYMBOLIC, STATIC, INITIALIZER):
@@ -124,13 +134,14 @@ def _packed(opset: int, nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfo
 
 def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
                  attributes: Sequence[Mapping[str, int]]) -> onnx.ModelProto:
-    """One model of ``len(datas)`` independent ArgMin nodes at ``opset`` (a pack; ``form`` static
-    or initializer): node i reads ``data_i`` (a graph input of its exact shape, or a constant)
-    with its own attributes and writes output ``reduced_i``. Compiling one such model instead of
-    one per case is what makes compiler runtimes affordable; replays stay one-node models.
-    Each output declares the rank ONNX's shape inference finds for it, as ``argmin_model`` does."""
-    if form not in (STATIC, INITIALIZER):
-        raise ValueError(f"model form {form!r} is not packed")
+    """One model of ``len(datas)`` independent ArgMin nodes at ``opset`` (a pack): node i reads
+    ``data_i`` (a graph input of the node's rank with symbolic dimensions of its own, a graph
+    input of its exact shape, or a constant, as ``form`` says) with its own attributes and writes
+    output ``reduced_i``. Compiling one such model instead of one per case is what makes
+    compiler runtimes affordable; replays stay one-node models. Each output declares the rank
+    ONNX's shape inference finds for it, as ``argmin_model`` does."""
+    if form not in (SYMBOLIC, STATIC, INITIALIZER):
+        raise ValueError(f"unknown model form {form!r}")
     nodes, inputs, initializers = [], [], []
     for i, (data, attrs) in enumerate(zip(datas, attributes, strict=True)):
         name = f"{INPUT}_{i}"
@@ -138,7 +149,8 @@ def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
         if form == INITIALIZER:
             initializers.append(onnx.numpy_helper.from_array(np.asarray(data), name))
         else:
-            inputs.append(onnx.helper.make_tensor_value_info(name, element_type(data.dtype), list(data.shape)))
+            dims = list(data.shape) if form == STATIC else [f"{name}_d{d}" for d in range(data.ndim)]
+            inputs.append(onnx.helper.make_tensor_value_info(name, element_type(data.dtype), dims))
     bare = [onnx.helper.make_tensor_value_info(node.output[0], onnx.TensorProto.INT64, None) for node in nodes]
     inferred = onnx.shape_inference.infer_shapes(_packed(opset, nodes, inputs, initializers, bare)).graph.output
     outputs = []

@@ -8,7 +8,8 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
   index after the right one (wrong at ArgMin-13, which decides ties): a bug only packed models show;
 - ``wrong_alone``: a one-node model with a static input answers the index after the right one:
   a bug only one-node models show (packed, or symbolic, it is right);
-- ``hang_on_three``: like crash_on_three, but it sleeps instead of dying.
+- ``hang_on_three``: like crash_on_three, but it sleeps instead of dying;
+- ``stale_answers``: a compiled model run again on inputs of the same shapes answers as before.
 
 ``correct`` has no bug at all. Compiles are counted by the adapter (ModelArgMin.compiles)."""
 
@@ -81,3 +82,19 @@ crash_on_three = _runtime(_crash)
 hang_on_three = _runtime(_hang)
 wrong_fourth_node = _runtime(_fourth)
 wrong_alone = _runtime(_alone)
+
+
+def stale_answers(model: onnx.ModelProto) -> Run:
+    """Correct, but each compiled model keeps its last outputs and answers them again whenever
+    it is run with inputs of the same shapes (a result cache keyed on too little): a state bug
+    that only a state twin run on its case's compiled model shows, packed or not."""
+    run = correct(model)
+    last: dict[tuple, object] = {}
+
+    def remembering(*inputs: np.ndarray) -> object:
+        shapes = tuple(np.shape(data) for data in inputs)
+        if shapes not in last:
+            last.clear()
+            last[shapes] = run(*inputs)
+        return last[shapes]
+    return remembering
