@@ -110,7 +110,8 @@ def pack_key(form: str, datas: Sequence[np.ndarray], opset: int,
     form, whose model holds the inputs themselves."""
     if form == INITIALIZER:
         return None
-    return ("pack", opset, *(form_key(form, data, opset, attrs)[2:] for data, attrs in zip(datas, attributes, strict=True)))
+    nodes = zip(datas, attributes, strict=True)
+    return ("pack", opset, *(form_key(form, data, opset, attrs)[2:] for data, attrs in nodes))
 
 
 def form_model(form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> onnx.ModelProto:
