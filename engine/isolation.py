@@ -70,9 +70,10 @@ def _resident(pid: int) -> int:
 
 Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
 # A packed model holds at most this many input elements and nodes: large enough that compiling
-# it costs a fraction of a millisecond per node, small enough that a failing pack is bisected in
-# a few steps (engine.worker.answers) and a crashing one in a few fresh workers.
-PACK_ELEMENTS = 1 << 16
+# it costs a fraction of a millisecond per node (a batch of the largest cases a profile draws
+# fits in a few packs), small enough that a failing pack is bisected in a few steps
+# (engine.worker.answers) and a crashing one in a few fresh workers.
+PACK_ELEMENTS = 1 << 20
 PACK_NODES = 64
 PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
 
@@ -331,11 +332,11 @@ def guard_owner() -> bool:
         return False
 
 
-def _reduces_nothing(data: np.ndarray, attributes: Mapping[str, int]) -> bool:
-    """ArgMin along an axis of length 0 has no answer; most runtimes refuse it, which would
-    fail the whole pack it is in, so such a call is asked alone."""
-    axis = attributes.get("axis", 0)
-    return -data.ndim <= axis < data.ndim and data.shape[axis] == 0
+def _group(call: Call) -> tuple | None:
+    """The pack group of a call: version, element type, form and whether its input is empty;
+    None where it is not in a packed form."""
+    data, version, _, form = call
+    return (version, data.dtype, form, data.size == 0) if form in PACKED_FORMS else None
 
 
 class Runner:
@@ -418,39 +419,46 @@ class Runner:
             self._call_worker(calls, units, replies)
         return [replies[index] for index in range(len(calls))]
 
-    def packs(self, calls: Sequence[Call]) -> list[list[int]]:
-        """The calls' indices cut into packs, in order. Consecutive calls in a packed form with the
-        same version, element type and form make a group; its first call is asked alone, a
-        one-node model (a witness: bugs that show only there keep being sampled), the rest in
-        packs of at most PACK_ELEMENTS input elements and the group's node cap (``_caps``).
-        A call reducing an empty axis is asked alone (``_reduces_nothing``) without ending its
-        group, so the calls of a pack need not be consecutive."""
+    def packs(self, calls: Sequence[Call], witness: bool = True) -> list[list[int]]:
+        """The calls' indices cut into packs. Calls in a packed form make groups by version,
+        element type, form and whether the input is empty (``_group``). The first call of a group
+        is asked alone, a one-node model (a witness: bugs that show only there keep being
+        sampled; none without ``witness``), the rest in packs of at most PACK_ELEMENTS input
+        elements and the group's node cap (``_caps``), in the order they were made. Empty inputs
+        start at a cap of one node: runtimes often refuse them (an empty axis has no answer at
+        all), and one refusal fails a whole pack; the cap grows only where they are answered."""
         units: list[list[int]] = []
-        group, current, elements = None, None, 0
-        for index, (data, version, attributes, form) in enumerate(calls):
-            key = (version, data.dtype, form) if form in PACKED_FORMS else None
-            if key is not None and _reduces_nothing(data, attributes):
-                units.append([index])  # alone, and the group goes on
-            elif key is None or key != group:
+        open_packs: dict[tuple, tuple[list[int], int] | None] = {}
+        for index, call in enumerate(calls):
+            key = _group(call)
+            if key is None:
                 units.append([index])
-                group, current = key, None
-            elif current is None or len(current) >= self._caps.get(key, PACK_NODES) \
-                    or elements + data.size > PACK_ELEMENTS:
-                current, elements = [index], data.size
-                units.append(current)
+                continue
+            if key not in open_packs:
+                open_packs[key] = None
+                if witness and not key[-1]:
+                    units.append([index])
+                    continue
+            size = call[0].size
+            current = open_packs[key]
+            if current is None or len(current[0]) >= self._cap(key) or current[1] + size > PACK_ELEMENTS:
+                units.append([index])
+                open_packs[key] = (units[-1], size)
             else:
-                current.append(index)
-                elements += data.size
+                current[0].append(index)
+                open_packs[key] = (current[0], current[1] + size)
         return units
+
+    def _cap(self, key: tuple) -> int:
+        return self._caps.get(key, 1 if key[-1] else PACK_NODES)
 
     def _adapt(self, calls: Sequence[Call], unit: Sequence[int], failed: bool) -> None:
         """A group's node cap halves when one of its packs failed as a whole (it was bisected)
         and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
         runtime refuses soon costs no more compiles than without packing."""
-        data, version, _, form = calls[unit[0]]
-        key = (version, data.dtype, form)
-        if form in PACKED_FORMS:
-            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._caps.get(key, PACK_NODES))
+        key = _group(calls[unit[0]])
+        if key is not None:
+            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._cap(key))
 
     def _adapted(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
         """``_adapt`` after ``unit`` was answered: failed where a reply came from a smaller model
@@ -473,7 +481,7 @@ class Runner:
             compiled = worker.compiles_of(self._fn)
             replies[index] = Reply(*worker.detached(outcome, nodes, compiled - self._compiled))
             self._compiled = compiled
-        if form in PACKED_FORMS:
+        if _group(calls[unit[0]]) is not None:
             self._adapted(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:

@@ -201,7 +201,7 @@ class Session:
         alone = [case for case, second in pairs if second is None]
         paired = [case for case, second in pairs if second is not None]
         seconds = [second for _, second in pairs if second is not None]
-        cut = self.runner.packs(self._calls(paired))
+        cut = self.runner.packs(self._calls(paired), witness=not alone)  # one witness is enough
         units = [*self.runner.packs(self._calls(alone)),
                  *([len(alone) + index for index in unit] for unit in cut),
                  *([len(alone) + len(paired) + index for index in unit] for unit in cut)]

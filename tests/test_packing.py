@@ -89,14 +89,18 @@ def isolation(request: pytest.FixtureRequest) -> str:
 
 def test_packs_are_formed_per_group_with_a_witness_first() -> None:
     runner = Runner(model("correct"), isolation="none")
-    calls = static_calls(SHAPES) + static_calls(SHAPES[:3], "symbolic") + static_calls([(2, 2)] * (PACK_NODES + 3))
+    older = [(data, 11, attributes, form) for data, _, attributes, form in static_calls([(2, 2)] * (PACK_NODES + 3))]
+    calls = static_calls(SHAPES) + static_calls(SHAPES[:3], "symbolic") + older
     units = runner.packs(calls)
     assert units[0] == [0] and units[1] == list(range(1, len(SHAPES))), "a witness, then one pack"
     assert units[2:4] == [[10], [11, 12]], "the symbolic form is a group of its own"
     assert [len(unit) for unit in units[4:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
-    empty = static_calls([(2, 2), (2, 2), (2, 0), (2, 2), (0, 2)])
-    assert runner.packs(empty) == [[0], [1, 3, 4], [2]], "an empty axis alone (axis -1: (0, 2) reduces 2)"
-    big = static_calls([(300, 300), (300, 300), (2, 2)])
+    empty = static_calls([(2, 2), (2, 2), (2, 0), (2, 2), (0, 2), (2, 2), (0, 3)])
+    assert runner.packs(empty) == [[0], [1, 3, 5], [2], [4], [6]], "empty inputs start one node a pack"
+    assert runner.packs(empty, witness=False) == [[0, 1, 3, 5], [2], [4], [6]]
+    runner._adapt(empty, [2], False)  # an empty input was answered: the cap of empty inputs grows
+    assert runner.packs(empty) == [[0], [1, 3, 5], [2, 4], [6]]
+    big = static_calls([(1025, 1024), (1025, 1024), (2, 2)])
     assert runner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
 
 
