@@ -419,11 +419,11 @@ class Runner:
             self._call_worker(calls, units, replies)
         return [replies[index] for index in range(len(calls))]
 
-    def packs(self, calls: Sequence[Call], witness: bool = True) -> list[list[int]]:
+    def packs(self, calls: Sequence[Call]) -> list[list[int]]:
         """The calls' indices cut into packs. Calls in a packed form make groups by version,
         element type, form and whether the input is empty (``_group``). The first call of a group
         is asked alone, a one-node model (a witness: bugs that show only there keep being
-        sampled; none without ``witness``), the rest in packs of at most PACK_ELEMENTS input
+        sampled), the rest in packs of at most PACK_ELEMENTS input
         elements and the group's node cap (``_caps``), in the order they were made. Empty inputs
         start at a cap of one node: runtimes often refuse them (an empty axis has no answer at
         all), and one refusal fails a whole pack; the cap grows only where they are answered."""
@@ -436,7 +436,7 @@ class Runner:
                 continue
             if key not in open_packs:
                 open_packs[key] = None
-                if witness and not key[-1]:
+                if not key[-1]:
                     units.append([index])
                     continue
             size = call[0].size

@@ -29,6 +29,7 @@ from results import CaseResult, CensusRecord
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
+from .forms import INITIALIZER
 from .isolation import PACKED_FORMS, Call, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .minimize import minimize
@@ -177,10 +178,13 @@ class Session:
         if not pairs:
             return
         planned, units = self._asking(pairs, pack)
-        for case, reply in zip(planned, self.call_many(self._calls(planned), pack=pack, units=units), strict=True):
-            state.prefetched[case.key()].append(reply)
+        replies = self.call_many(self._calls([case for case, _ in planned]), pack=pack, units=units)
+        asked = [case for case, kept in planned if kept]
+        for (case, kept), reply in zip(planned, replies, strict=True):
+            if kept:
+                state.prefetched[case.key()].append(reply)
         # Not where the first ask crashed or hung: the census does not ask those again.
-        census = [c for c in planned if c.intent == "undefined"
+        census = [c for c in asked if c.intent == "undefined"
                   and state.prefetched[c.key()][0].status not in ("crash", "timeout")]
         if census:
             replies = self.call_many(self._calls(census), self._second(), pack)
@@ -190,22 +194,28 @@ class Session:
         return [(c.data, c.version, c.attributes, self.form) for c in cases]
 
     def _asking(self, pairs: Sequence[tuple[Case, Case | None]],
-                pack: bool) -> tuple[list[Case], list[list[int]] | None]:
-        """The order to ask cases and their twins (None where a case has none) in, and the packs
-        to ask them in (None: one by one, or as the runner cuts them). One by one, each twin
-        follows its case. Packed, the cases with twins make packs of their own and their twins
-        the very same packs right after them, so that a twins' pack runs the model compiled for
-        its cases' pack: state kept between calls is put to the test in every form."""
-        if not (pack and self.settings.packing and self.form in PACKED_FORMS):
-            return [c for pair in pairs for c in pair if c is not None], None
-        alone = [case for case, second in pairs if second is None]
-        paired = [case for case, second in pairs if second is not None]
-        seconds = [second for _, second in pairs if second is not None]
-        cut = self.runner.packs(self._calls(paired), witness=not alone)  # one witness is enough
-        units = [*self.runner.packs(self._calls(alone)),
-                 *([len(alone) + index for index in unit] for unit in cut),
-                 *([len(alone) + len(paired) + index for index in unit] for unit in cut)]
-        return [*alone, *paired, *seconds], units
+                pack: bool) -> tuple[list[tuple[Case, bool]], list[list[int]] | None]:
+        """What to ask, in order, for cases and their twins (None where a case has none), each
+        with whether its answer is kept; and the packs to ask them in (None: one by one, or as
+        the runner cuts them). One by one, each twin follows its case. Packed, a pack holding
+        cases with twins is followed by the same pack again, each of those cases replaced by its
+        twin and the others asked again unkept: the twins run on the model compiled for their
+        cases, so state kept between calls is put to the test packed too. Not in the
+        initializer form, whose every model is new: there a twin is just another node."""
+        if not (pack and self.settings.packing and self.form in PACKED_FORMS) or self.form == INITIALIZER:
+            return [(c, True) for pair in pairs for c in pair if c is not None], None
+        planned = [(case, True) for case, _ in pairs]
+        units = []
+        for unit in self.runner.packs(self._calls([case for case, _ in pairs])):
+            units.append(unit)
+            if any(pairs[index][1] is not None for index in unit):
+                rerun = []
+                for index in unit:
+                    case, second = pairs[index]
+                    planned.append((case, False) if second is None else (second, True))
+                    rerun.append(len(planned) - 1)
+                units.append(rerun)
+        return planned, units
 
     def _second(self) -> Runner:
         """Where a census input is asked the second time: a second worker process, started on

@@ -97,7 +97,6 @@ def test_packs_are_formed_per_group_with_a_witness_first() -> None:
     assert [len(unit) for unit in units[4:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
     empty = static_calls([(2, 2), (2, 2), (2, 0), (2, 2), (0, 2), (2, 2), (0, 3)])
     assert runner.packs(empty) == [[0], [1, 3, 5], [2], [4], [6]], "empty inputs start one node a pack"
-    assert runner.packs(empty, witness=False) == [[0, 1, 3, 5], [2], [4], [6]]
     runner._adapt(empty, [2], False)  # an empty input was answered: the cap of empty inputs grows
     assert runner.packs(empty) == [[0], [1, 3, 5], [2, 4], [6]]
     big = static_calls([(1025, 1024), (1025, 1024), (2, 2)])
@@ -159,7 +158,8 @@ def test_a_correct_runtime_gets_the_same_results_with_and_without_packing(tmp_pa
     on, off = runs["on"], runs["off"]
     assert results_digest(on.results) == results_digest(off.results)
     assert verdicts(on.results, [13], on.census) == verdicts(off.results, [13], off.census)
-    assert on.calls == off.calls and on.compiles < off.compiles, (on.compiles, off.compiles)
+    # Packed, twins rerun their cases' pack: its other nodes are asked again, unkept.
+    assert on.calls >= off.calls and on.compiles < off.compiles, (on.compiles, off.compiles)
 
 
 def test_a_crash_is_pinned_on_its_case_as_without_packing(tmp_path: Path) -> None:
