@@ -120,7 +120,8 @@ def _causes(version: int, failures: list[dict], types: list[str], census_entries
     for (clause, outcome), items in ordered:
         first_of_type: dict[str, dict] = {}  # a type that failed in several model forms is named once
         for f in sorted(items, key=lambda f: types.index(f["type"])):
-            first_of_type.setdefault(f["type"], {"type": f["type"], "anchor": f["anchor"]})
+            named = first_of_type.setdefault(f["type"], {"type": f["type"], "anchor": f["anchor"], "packed": True})
+            named["packed"] = named["packed"] and bool(f["packed"])  # failed only in packed models
         entries.append({"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
                         "types": list(first_of_type.values()), "every_type": all(f["every_type"] for f in items),
                         "census": False})

@@ -217,6 +217,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "failing-clauses": "failing clauses",
         "test": "Test",
         "not-minimized": "Shrinking was cut short: this input may not be minimal.",
+        "packed-models-only": "in packed models only",
         "packed-only": "Only in a packed model of {n} nodes: the one-node model of the same case answers correctly "
                        "(the replays below build one-node models).",
         "no-counterexample": "No counterexample was recorded.",
@@ -553,6 +554,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "failing-clauses": "失敗條款",
         "test": "測試",
         "not-minimized": "縮減過程中途停止：此輸入可能不是最小反例。",
+        "packed-models-only": "僅在打包模型中",
         "packed-only": "只在含 {n} 個節點的打包模型中出現：同一案例的單節點模型回答正確"
                        "（以下重現程式建立單節點模型）。",
         "no-counterexample": "未記錄反例。",

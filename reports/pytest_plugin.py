@@ -79,10 +79,18 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
 
 
 def _causes(causes: list[dict]) -> str:
-    """'C1 (float16 error), C5 (double, int64 wrong answer)'."""
+    """'C1 (float16 error), C5 (double, int64; in packed models only: int32 wrong answer)'."""
     t = Translator("en")
-    return ", ".join(f"{c['clause']} ({', '.join(ty['type'] for ty in c['types'])} {t('cause-' + c['outcome'])})"
-                     for c in causes)
+    return ", ".join(f"{c['clause']} ({_types(c['types'])} {t('cause-' + c['outcome'])})" for c in causes)
+
+
+def _types(types: list[dict]) -> str:
+    plain = [ty["type"] for ty in types if not ty.get("packed")]
+    packed = [ty["type"] for ty in types if ty.get("packed")]
+    parts = [", ".join(plain)] if plain else []
+    if packed:
+        parts.append(f"in packed models only: {', '.join(packed)}")
+    return "; ".join(parts)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,

@@ -24,6 +24,7 @@ from engine.plugins import UsageError
 from engine.run import run_all, run_task
 from engine.session import Nonconformance, Session
 from reports.aggregate import aggregate
+from reports.pytest_plugin import _causes
 from reports.render import render_report
 from reports.verify import rerun_command
 from results import RawRun
@@ -185,6 +186,9 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     page = render_report(document)
     assert cards and all(card["packed"] > 3 and f"packed model of {card['packed']} nodes" in page for card in cards)
     assert "it passes, and shows the case, not the packed failure" in page, "its one-node replay is not a repro"
+    version, = document["versions"]
+    assert "in packed models only: float" in _causes(version["causes"]), "the terminal's verdict line says so"
+    assert 'class="packed-mark"' in page, "and the verdict on the page"
     off = run_all(settings(model("wrong_fourth_node"), "off", tmp_path))
     assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
 
