@@ -80,8 +80,10 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     # a failing test's time), while engine.minimize simplifies the failing case itself within
     # a budget of single asks.
     phases = [phase for phase in profile.phases if phase not in (hypothesis.Phase.explain, hypothesis.Phase.shrink)]
-    # The profiles count examples of BATCH cases: a bigger batch takes fewer examples.
-    examples = max(1, round(profile.max_examples * SHARES.get(task.form, 1.0) * BATCH / batch))
+    # The profiles count examples of BATCH cases: a bigger batch takes fewer examples, never more
+    # batches of BATCH than the profile's (whose element bound they keep).
+    examples = max(1, min(round(profile.max_examples * SHARES.get(task.form, 1.0) * BATCH / batch),
+                          profile.max_examples * BATCH // batch))
 
     @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases, max_examples=examples)
     @hypothesis.given(cases=strategy)

@@ -106,9 +106,9 @@ def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_
     (``_masked``): Hypothesis tries the all-zero draw first, which would otherwise make a whole
     batch of the simplest input, and a test of few large batches would lose one of them to it.
 
-    The cases of a batch share one element budget (shapes.batch_budget), spent in order: a case
-    drawn after big ones is drawn smaller, so a test's total is bounded by its examples. No case
-    holds more than ``largest`` elements."""
+    The cases of a batch share one element budget (shapes.batch_budget) per BATCH cases, spent
+    in order: a case drawn after big ones is drawn smaller, so a test's total is bounded by its
+    examples. No case holds more than ``largest`` elements."""
     def decode(raw: bytes, budget: int) -> Case:
         # A budget below the largest shapes the case as much as its bytes do: part of its origin.
         origin = raw if budget == largest else raw + budget.to_bytes(4, "big")
@@ -121,7 +121,10 @@ def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_
 
     def decode_batch(raw: bytes) -> Batch:
         pieces = [_masked(raw[start:start + size], index) for index, start in enumerate(range(0, size * batch, size))]
-        return Batch(in_budget(pieces, decode, lambda case: case.data.size, largest))
+        # A larger batch (packed forms draw 32) shares budgets as so many batches of BATCH: its
+        # cases are as large as theirs would be.
+        return Batch(case for start in range(0, batch, BATCH)
+                     for case in in_budget(pieces[start:start + BATCH], decode, lambda case: case.data.size, largest))
 
     return st.binary(min_size=size * batch, max_size=size * batch).map(decode_batch)
 

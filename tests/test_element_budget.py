@@ -117,3 +117,12 @@ def test_each_profile_states_its_bound() -> None:
         assert f"at most {bound:,} input elements" in profiles.describe(name)["en"]
         assert f"{bound:,}" in profiles.describe(name)["zh-TW"]
     assert profiles.elements("quick") < profiles.elements("standard") < profiles.elements("certify")
+
+
+def test_a_packed_batch_shares_budgets_as_batches_of_eight() -> None:
+    """Packed forms draw 32 cases per example: each run of BATCH of them keeps a budget of its own,
+    as four batches would (one budget for 32 would let the first cases starve the later ones)."""
+    batches = _one_test(semantic_cases(VERSIONS[13], "float", batch=4 * BATCH), "standard", 5)
+    assert all(len(batch) == 4 * BATCH for batch in batches)
+    chunks = [batch[start:start + BATCH] for batch in batches for start in range(0, len(batch), BATCH)]
+    assert all(sum(case.data.size for case in chunk) <= batch_budget(BATCH) for chunk in chunks)
