@@ -423,8 +423,8 @@ class Runner:
         """The calls' indices cut into packs. Calls in a packed form make groups by version,
         element type, form and whether the input is empty (``_group``). The first call of a group
         is asked alone, a one-node model (a witness: bugs that show only there keep being
-        sampled), the rest in packs of at most PACK_ELEMENTS input
-        elements and the group's node cap (``_caps``), in the order they were made. Empty inputs
+        sampled), the rest in packs of at most PACK_ELEMENTS input elements and the group's node
+        cap (``_caps``), in the order they were made. Empty inputs
         start at a cap of one node: runtimes often refuse them (an empty axis has no answer at
         all), and one refusal fails a whole pack; the cap grows only where they are answered."""
         units: list[list[int]] = []
@@ -481,8 +481,7 @@ class Runner:
             compiled = worker.compiles_of(self._fn)
             replies[index] = Reply(*worker.detached(outcome, nodes, compiled - self._compiled))
             self._compiled = compiled
-        if _group(calls[unit[0]]) is not None:
-            self._adapted(calls, unit, replies)
+        self._adapted(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:

@@ -30,8 +30,8 @@ from .options import Settings
 from .plan import SUITES, Task, plan
 from .session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
 
-# Cases per Hypothesis example where they may be packed (valid and census cases in the static and
-# initializer forms), so that a batch fills packed models; the test's case count stays the same
+# Cases per Hypothesis example where they may be packed (valid and census cases in every model
+# form), so that a batch fills packed models; the test's case count stays about the same
 # (run_test divides the examples accordingly). With --packing off too: packing must not change
 # which cases are asked.
 PACKED_BATCH = 32
@@ -61,8 +61,12 @@ def batch_size(task: Task, profile_name: str) -> int:
     more than the test's whole share of the profile, as at the quick profile), else BATCH."""
     if task.form not in PACKED_FORMS or task.suite not in PACKED_SUITES:
         return BATCH
-    share = profiles.load(profile_name).max_examples * SHARES.get(task.form, 1.0) * BATCH
-    return max(BATCH, min(PACKED_BATCH, round(share)))
+    return max(BATCH, min(PACKED_BATCH, round(_cases(task, profiles.load(profile_name)))))
+
+
+def _cases(task: Task, profile: hypothesis.settings) -> float:
+    """The generated cases the task's form has of the profile's budget (SHARES)."""
+    return profile.max_examples * SHARES.get(task.form, 1.0) * BATCH
 
 
 def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task,
@@ -82,8 +86,7 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     phases = [phase for phase in profile.phases if phase not in (hypothesis.Phase.explain, hypothesis.Phase.shrink)]
     # The profiles count examples of BATCH cases: a bigger batch takes fewer examples, never more
     # batches of BATCH than the profile's (whose element bound they keep).
-    examples = max(1, min(round(profile.max_examples * SHARES.get(task.form, 1.0) * BATCH / batch),
-                          profile.max_examples * BATCH // batch))
+    examples = max(1, min(round(_cases(task, profile) / batch), profile.max_examples * BATCH // batch))
 
     @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases, max_examples=examples)
     @hypothesis.given(cases=strategy)

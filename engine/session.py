@@ -29,8 +29,8 @@ from results import CaseResult, CensusRecord
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
-from .forms import INITIALIZER
-from .isolation import PACKED_FORMS, Call, Reply, Runner
+from .forms import STATIC, SYMBOLIC
+from .isolation import Call, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .minimize import minimize
 from .options import Settings, implementation
@@ -202,7 +202,7 @@ class Session:
         twin and the others asked again unkept: the twins run on the model compiled for their
         cases, so state kept between calls is put to the test packed too. Not in the
         initializer form, whose every model is new: there a twin is just another node."""
-        if not (pack and self.settings.packing and self.form in PACKED_FORMS) or self.form == INITIALIZER:
+        if not (pack and self.settings.packing) or self.form not in (SYMBOLIC, STATIC):
             return [(c, True) for pair in pairs for c in pair if c is not None], None
         planned = [(case, True) for case, _ in pairs]
         units = []

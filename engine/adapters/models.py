@@ -45,11 +45,10 @@ def _output(rank: int | None) -> onnx.ValueInfoProto:
     return onnx.helper.make_tensor_value_info(OUTPUT, onnx.TensorProto.INT64, dims)
 
 
-def _model(opset: int, attributes: Mapping[str, int], inputs: list[onnx.ValueInfoProto],
-           initializers: list[onnx.TensorProto], output: onnx.ValueInfoProto) -> onnx.ModelProto:
-    node = onnx.helper.make_node("ArgMin", [INPUT], [OUTPUT], **dict(attributes))
+def _assembled(opset: int, nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
+               initializers: list[onnx.TensorProto], outputs: list[onnx.ValueInfoProto], name: str) -> onnx.ModelProto:
     opsets = [onnx.helper.make_opsetid("", opset)]
-    graph = onnx.helper.make_graph([node], f"argmin_{opset}", inputs, [output], initializer=initializers)
+    graph = onnx.helper.make_graph(nodes, name, inputs, outputs, initializer=initializers)
     built = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="argmin-conformance")
     # The lowest IR version that can carry the opset (accepted by any runtime knowing the opset),
     # and at least 4 for a constant input: before IR 4 an initializer had to be a graph input
@@ -59,20 +58,24 @@ def _model(opset: int, attributes: Mapping[str, int], inputs: list[onnx.ValueInf
     return built
 
 
-def inferred_shape(model: onnx.ModelProto) -> Declared:
-    """The output shape onnx.shape_inference finds for ``model`` (whose output declares none):
-    ints where it knows a length, None for a symbolic one; None when it finds no rank."""
-    inferred = onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type
-    if not inferred.HasField("shape"):
-        return None
-    return tuple(d.dim_value if d.HasField("dim_value") else None for d in inferred.shape.dim)
+def _model(opset: int, attributes: Mapping[str, int], inputs: list[onnx.ValueInfoProto],
+           initializers: list[onnx.TensorProto], output: onnx.ValueInfoProto) -> onnx.ModelProto:
+    node = onnx.helper.make_node("ArgMin", [INPUT], [OUTPUT], **dict(attributes))
+    return _assembled(opset, [node], inputs, initializers, [output], f"argmin_{opset}")
 
 
 def inferred_shapes(model: onnx.ModelProto) -> list[Declared]:
-    """``inferred_shape`` for every output of ``model`` (a packed model has one per node)."""
+    """The output shapes onnx.shape_inference finds for ``model`` (whose outputs declare none),
+    one per output: ints where it knows a length, None for a symbolic one; None when it finds
+    no rank."""
     found = [o.type.tensor_type for o in onnx.shape_inference.infer_shapes(model).graph.output]
     return [tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim) if t.HasField("shape")
             else None for t in found]
+
+
+def inferred_shape(model: onnx.ModelProto) -> Declared:
+    """``inferred_shapes`` of a one-node model."""
+    return inferred_shapes(model)[0]
 
 
 def argmin_model(opset: int, dtype: np.dtype, rank: int, attributes: Mapping[str, int], *,
@@ -123,16 +126,6 @@ def form_model(form: str, data: np.ndarray, opset: int, attributes: Mapping[str,
                         initializer=data if form == INITIALIZER else None)
 
 
-def _packed(opset: int, nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
-            initializers: list[onnx.TensorProto], outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
-    opsets = [onnx.helper.make_opsetid("", opset)]
-    graph = onnx.helper.make_graph(nodes, f"argmin_{opset}_x{len(nodes)}", inputs, outputs, initializer=initializers)
-    built = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="argmin-conformance")
-    lowest = onnx.helper.find_min_ir_version_for(opsets, ignore_unknown=True)
-    built.ir_version = max(lowest, IR_CONSTANTS) if initializers else lowest  # as _model, for the same reasons
-    return built
-
-
 def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
                  attributes: Sequence[Mapping[str, int]]) -> onnx.ModelProto:
     """One model of ``len(datas)`` independent ArgMin nodes at ``opset`` (a pack): node i reads
@@ -152,22 +145,21 @@ def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
         else:
             dims = list(data.shape) if form == STATIC else [f"{name}_d{d}" for d in range(data.ndim)]
             inputs.append(onnx.helper.make_tensor_value_info(name, element_type(data.dtype), dims))
+    graph = f"argmin_{opset}_x{len(nodes)}"
     bare = [onnx.helper.make_tensor_value_info(node.output[0], onnx.TensorProto.INT64, None) for node in nodes]
-    inferred = onnx.shape_inference.infer_shapes(_packed(opset, nodes, inputs, initializers, bare)).graph.output
+    found = inferred_shapes(_assembled(opset, nodes, inputs, initializers, bare, graph))
     outputs = []
-    for data, node, found in zip(datas, nodes, inferred, strict=True):
-        tensor = found.type.tensor_type
-        rank = len(tensor.shape.dim) if tensor.HasField("shape") else data.ndim
-        out = node.output[0]
+    for data, node, shape in zip(datas, nodes, found, strict=True):
+        out, rank = node.output[0], data.ndim if shape is None else len(shape)
         dims = [f"{out}_{d}" for d in range(rank)]
         outputs.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.INT64, dims))
-    return _packed(opset, nodes, inputs, initializers, outputs)
+    return _assembled(opset, nodes, inputs, initializers, outputs, graph)
 
 
 def recipe() -> list[str]:
     """The source of this module's model builder (``argmin_model`` and what it calls), for the
     standalone replay snippet: the model a bug report rebuilds is the one the suite compiled."""
-    parts = [element_type, _input, _output, _model, inferred_shape, argmin_model]
+    parts = [element_type, _input, _output, _assembled, _model, inferred_shapes, inferred_shape, argmin_model]
     lines = [f"INPUT, OUTPUT = {INPUT!r}, {OUTPUT!r}", f"IR_CONSTANTS = {IR_CONSTANTS}", "Declared = object", ""]
     for part in parts:
         lines += [*inspect.getsource(part).splitlines(), ""]
