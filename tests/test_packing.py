@@ -189,6 +189,9 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     version, = document["versions"]
     assert "in packed models only: float" in _causes(version["causes"]), "the terminal's verdict line says so"
     assert 'class="packed-mark"' in page, "and the verdict on the page"
+    for cause in version["causes"]:
+        cause["every_type"] = True  # shown as "every type tried": still marked
+    assert 'class="packed-mark"' in render_report(document)
     off = run_all(settings(model("wrong_fourth_node"), "off", tmp_path))
     assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
 
