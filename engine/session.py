@@ -58,6 +58,11 @@ class Nonconformance(AssertionError):
     """A case the implementation got wrong: it ends the Hypothesis search like any failed assertion."""
 
 
+def _odd(record: CensusRecord) -> bool:
+    """Whether a census answer fits no policy, is flagged, or changed when asked again."""
+    return not record.fits or bool(record.flags) or record.deterministic is False
+
+
 def key_of(judgement: Judgement, failure: Failure) -> Key:
     return failure.clause, judgement.case.type_name, failure.problem, judgement.result.packed is not None
 
@@ -233,7 +238,8 @@ class Session:
         return self._census_runner
 
     def _again(self, case: Case) -> tuple[Reply, str]:
-        """The census's second answer to ``case`` (asked ahead, or asked now) and where it was asked."""
+        """The census's second answer to ``case`` (asked ahead, or asked now: a one-node model)
+        and where it was asked."""
         second = self._second()
         reply = self.state.again.pop(case.key(), None)
         if reply is None:
@@ -299,6 +305,8 @@ class Session:
             judgement = self._packed(case, suite, reply)
             if judgement.failed:
                 judgement = self._alone(case, suite, judgement, again)
+            elif any(_odd(record) for record in judgement.census):
+                judgement = self._census_alone(case, suite, again)
         else:
             judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
@@ -331,6 +339,15 @@ class Session:
             packed.result.packed = packed.reply.nodes
             return packed
         return alone
+
+    def _census_alone(self, case: Case, suite: str,
+                      again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
+        """A census answer from a packed model that fits no policy, is flagged or changed when
+        asked again, judged from a one-node model instead (asked twice, as one by one): the
+        census records the runtime's policy, never a bug that only its packed models have."""
+        first = self.call(case.data, case.version, case.attributes)
+        # The packed judgement took the second answer asked ahead: this one is asked now, alone.
+        return judge(spec.load(case.version), case, first, suite, again, lambda: self._again(case))
 
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1

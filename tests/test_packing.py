@@ -196,6 +196,21 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     assert verdicts(off.results, [13], off.census)[13] == "conformant", "no pack, no bug"
 
 
+def test_a_bug_only_packs_show_never_reaches_the_census(tmp_path: Path) -> None:
+    """A census answer from a pack that fits no policy, is flagged or changed when asked again is
+    asked again alone: the census records the runtime's policy, not its packing bug."""
+    chosen = settings(model("wrong_fourth_node"), "on", tmp_path, profile="standard")
+    session = Session(chosen)
+    try:
+        for task in plan(chosen, "census"):
+            run_task(session, task, "census")
+    finally:
+        session.close()
+    assert session.compiles < session.calls, "census inputs were packed"
+    odd = [r for r in session.census if not r.fits or r.flags or r.deterministic is False]
+    assert session.census and not odd, odd[:3]
+
+
 def test_a_bug_only_one_node_models_show_is_found_by_the_witnesses(tmp_path: Path) -> None:
     """The property suite alone (the fixed suite asks single calls anyway): only its witnesses
     are one-node models."""
