@@ -31,8 +31,10 @@ def _column(document: dict, source: Path, out: Path) -> dict:
 
 
 def _cell(outcome: str, cases: int, anchor: str | None, policy: list[str] | None = None,
-          coherent: bool = True) -> dict:
-    return {"outcome": outcome, "cases": cases, "anchor": anchor, "policy": policy, "coherent": coherent}
+          coherent: bool = True, packed: bool = False) -> dict:
+    """``packed``: every failure behind the cell showed only in packed models."""
+    return {"outcome": outcome, "cases": cases, "anchor": anchor, "policy": policy, "coherent": coherent,
+            "packed": packed}
 
 
 def _clause_cell(document: dict, version: int, clause_id: str) -> dict:
@@ -48,10 +50,11 @@ def _clause_cell(document: dict, version: int, clause_id: str) -> dict:
 def _type_cell(document: dict, version: int, clause_id: str, type_name: str) -> dict:
     clause = next((c for c in document["clauses"] if c["version"] == version and c["id"] == clause_id), None)
     tally = (clause or {}).get("types", {}).get(type_name, {})
-    failure = next((f for f in document["failures"]
-                    if (f["version"], f["clause"], f["type"]) == (version, clause_id, type_name)), None)
-    anchor = failure["anchor"] if failure else clause["anchor"] if clause else None
-    return _cell(worst(tally), sum(tally.values()), anchor)
+    failures = [f for f in document["failures"]
+                if (f["version"], f["clause"], f["type"]) == (version, clause_id, type_name)]
+    anchor = failures[0]["anchor"] if failures else clause["anchor"] if clause else None
+    packed = bool(failures) and all(f["packed"] for f in failures)
+    return _cell(worst(tally), sum(tally.values()), anchor, packed=packed)
 
 
 def matrix(runs: list[tuple[dict, Path]], out: Path) -> dict:

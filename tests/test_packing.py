@@ -24,8 +24,9 @@ from engine.plugins import UsageError
 from engine.run import run_all, run_task
 from engine.session import Nonconformance, Session
 from reports.aggregate import aggregate
+from reports.matrix import matrix
 from reports.pytest_plugin import _causes
-from reports.render import render_report
+from reports.render import render_matrix, render_report
 from reports.verify import rerun_command
 from results import RawRun
 from results.digest import results_digest
@@ -189,6 +190,10 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     version, = document["versions"]
     assert "in packed models only: float" in _causes(version["causes"]), "the terminal's verdict line says so"
     assert 'class="packed-mark"' in page, "and the verdict on the page"
+    side = matrix([(document, tmp_path)], tmp_path / "matrix.html")
+    typed = [t for section in side["sections"] for row in section["rows"] for t in row["typed"]]
+    assert typed and all(t["cells"][0]["packed"] for t in typed), "and on the runtime matrix"
+    assert render_matrix(side).count('class="packed-mark"') == len(typed) + len(version["causes"])
     for cause in version["causes"]:
         cause["every_type"] = True  # shown as "every type tried": still marked
     assert 'class="packed-mark"' in render_report(document)
