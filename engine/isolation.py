@@ -78,6 +78,10 @@ PACK_NODES = 64
 PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
 
 
+FAULTS = ("crash", "timeout")
+UNASKED = "unasked"  # a call that Runner.call_many did not make: its batch's fault budget was spent
+
+
 @dataclass
 class Reply:
     """What one call did. ``seconds`` is the implementation's own time where it answered (the
@@ -400,13 +404,15 @@ class Runner:
         return self.call_many([(data, version, attributes, form)])[0]
 
     def call_many(self, calls: Sequence[Call], pack: bool = False,
-                  units: Sequence[Sequence[int]] | None = None) -> list[Reply]:
+                  units: Sequence[Sequence[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
         made in a fresh worker. With ``pack``, calls in a packed form are asked through packed
         models (``packs``); a pack that crashes or hangs its worker is bisected, in fresh workers,
         until the crash or hang is pinned on one call asked alone. ``units``: the packs to ask
-        (``packs`` of calls with the same signatures), instead of cutting them afresh."""
+        (``packs`` of calls with the same signatures), instead of cutting them afresh. ``faults``:
+        once that many calls crashed or hung, the calls left are not made (their replies say
+        UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge."""
         if units is None:
             units = self.packs(calls) if pack else [[index] for index in range(len(calls))]
         units = deque(list(unit) for unit in units)
@@ -415,9 +421,10 @@ class Runner:
             for unit in units:
                 self._in_process(calls, unit, replies)
             return [replies[index] for index in range(len(calls))]
-        while units:
+        while units and (faults is None or sum(r.status in FAULTS for r in replies.values()) < faults):
             self._call_worker(calls, units, replies)
-        return [replies[index] for index in range(len(calls))]
+        return [replies.get(index) or Reply(UNASKED, None, "not asked: its batch had crashed or hung as often as "
+                                                           "its test may", 0.0) for index in range(len(calls))]
 
     def packs(self, calls: Sequence[Call]) -> list[list[int]]:
         """The calls' indices cut into packs. Calls in a packed form make groups by version,
@@ -525,7 +532,7 @@ class Runner:
                 reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left)
                 reply.nodes = min(reply.nodes, len(unit))  # what the worker says, within what it was sent
                 start = time.perf_counter()
-                if reply.status in ("crash", "timeout") and reply.nodes > 1 and left > 1:
+                if reply.status in FAULTS and reply.nodes > 1 and left > 1:
                     # Somewhere in a pack: ask its unanswered calls again as two halves, in a fresh worker.
                     half = position + left // 2
                     units.popleft()
@@ -533,7 +540,7 @@ class Runner:
                     self._adapt(calls, unit, True)
                     return
                 replies[index] = reply
-                if reply.status in ("crash", "timeout"):
+                if reply.status in FAULTS:
                     reply.nodes = 1  # pinned on this call
                     units.popleft()
                     if unit[position + 1:]:

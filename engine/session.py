@@ -30,7 +30,7 @@ from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
 from .forms import STATIC, SYMBOLIC
-from .isolation import Call, Reply, Runner
+from .isolation import FAULTS, UNASKED, Call, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .minimize import minimize
 from .options import Settings, implementation
@@ -116,14 +116,16 @@ class Session:
         return self.call_many([(data, version, attributes, self.form)])[0]
 
     def call_many(self, calls: list[Call], runner: Runner | None = None, pack: bool = False,
-                  units: list[list[int]] | None = None) -> list[Reply]:
+                  units: list[list[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """``pack``: the calls may go through packed models (where --packing is on), cut into
-        ``units`` where given (``Runner.call_many``)."""
+        ``units`` where given; ``faults``: crashes and hangs after which the rest is not asked
+        (``Runner.call_many``)."""
         runner = runner or self.runner
         runner.timeout = self._timeout()
-        replies = runner.call_many(calls, pack=pack and self.settings.packing, units=units)
-        self.calls += len(replies)
-        for reply in replies:
+        replies = runner.call_many(calls, pack=pack and self.settings.packing, units=units, faults=faults)
+        asked = [reply for reply in replies if reply.status != UNASKED]
+        self.calls += len(asked)
+        for reply in asked:
             self.compiles += reply.compiles
             if reply.status == "timeout":
                 self.timeouts += 1
@@ -183,14 +185,15 @@ class Session:
         if not pairs:
             return
         planned, units = self._asking(pairs, pack)
-        replies = self.call_many(self._calls([case for case, _ in planned]), pack=pack, units=units)
-        asked = [case for case, kept in planned if kept]
+        replies = self.call_many(self._calls([case for case, _ in planned]), pack=pack, units=units,
+                                 faults=self._faults_allowed() - state.faults)
+        asked = []
         for (case, kept), reply in zip(planned, replies, strict=True):
-            if kept:
+            if kept and reply.status != UNASKED:  # an unasked case is judged only if the budget allows: asked then
                 state.prefetched[case.key()].append(reply)
+                asked.append(case)
         # Not where the first ask crashed or hung: the census does not ask those again.
-        census = [c for c in asked if c.intent == "undefined"
-                  and state.prefetched[c.key()][0].status not in ("crash", "timeout")]
+        census = [c for c in asked if c.intent == "undefined" and state.prefetched[c.key()][0].status not in FAULTS]
         if census:
             replies = self.call_many(self._calls(census), self._second(), pack)
             state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
@@ -291,7 +294,7 @@ class Session:
         if state.faults >= self._faults_allowed():
             return None
         reply = self._asked(case)
-        if reply.status in ("crash", "timeout"):
+        if reply.status in FAULTS:
             state.faults += 1
             self.faults += 1
 
@@ -388,7 +391,7 @@ class Session:
         unminimized = state.faults >= self._faults_allowed()
         # A packed-only failure is not minimized: every candidate would be asked alone, and pass.
         packed = judgement.result.packed is not None
-        if minimizing and failure.problem not in ("crash", "timeout") and not unminimized and not packed:
+        if minimizing and failure.problem not in FAULTS and not unminimized and not packed:
             judgement = self._minimized(judgement, key)
         result = judgement.recorded_as(failure)
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))

@@ -12,8 +12,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from engine.isolation import Reply, Runner, benchmark
+from engine.isolation import UNASKED, Reply, Runner, benchmark
+from engine.options import validate
+from engine.plan import plan
 from engine.plugins import UsageError
+from engine.run import run_task
+from engine.session import FAULTS_PER_TEST, Nonconformance, Session
 
 IMPLS = Path(__file__).parent / "impls"
 FAULTY = f"{IMPLS / 'plugin_faulty.py'}:by_value"
@@ -144,6 +148,28 @@ def test_hang_is_a_timeout_then_carry_on(process_runner: Runner) -> None:
     assert reply.error is not None and f"{TIMEOUT:g} s" in reply.error
     assert TIMEOUT <= elapsed < TIMEOUT + 1.0
     assert_ok(process_runner.call(code(0), 13, {"axis": 1}), [[0]])
+
+
+def test_a_batch_stops_once_it_crashed_or_hung_as_often_as_allowed(process_runner: Runner) -> None:
+    calls = [(code(value), 13, {}, None) for value in (0, HANG, EXIT, HANG, 0, EXIT)]
+    replies = process_runner.call_many(calls, faults=2)
+    assert [r.status for r in replies] == ["ok", "timeout", "crash", UNASKED, UNASKED, UNASKED]
+    assert [r.status for r in process_runner.call_many(calls[:3], faults=None)] == ["ok", "timeout", "crash"]
+
+
+def test_a_hanging_implementation_costs_a_test_no_more_timeouts_than_it_judges(tmp_path: Path) -> None:
+    """A batch asked ahead stops at the test's fault budget. One more may come: a case's state
+    twin is asked right after it, and hangs with it, though only the case is judged."""
+    chosen = validate({"impl": "zoo.faulty:hang_on_rank4", "versions": "13", "dtypes": "float", "profile": "quick",
+                       "seed": "1", "timeout": "1", "report_dir": str(tmp_path)})
+    session = Session(chosen)
+    try:
+        task, = plan(chosen, "property")
+        with pytest.raises(Nonconformance):
+            run_task(session, task, "property")
+    finally:
+        session.close()
+    assert 0 < session.timeouts <= FAULTS_PER_TEST + 1
 
 
 def test_objects_travel_back_as_their_descriptions_in_both_modes(runner: Runner) -> None:

@@ -160,10 +160,10 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
     asked: Counter = Counter()
     call_many = Session.call_many
 
-    def counting(self: Session, calls, runner=None, pack=False, units=None):
+    def counting(self: Session, calls, runner=None, pack=False, units=None, faults=None):
         for data, version, attributes, _form in calls:
             asked[self.test_id, Case(version, data, attributes).key()] += 1
-        return call_many(self, calls, runner, pack, units)
+        return call_many(self, calls, runner, pack, units, faults)
 
     monkeypatch.setattr(Session, "call_many", counting)
     _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float,int8")
