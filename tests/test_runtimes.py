@@ -95,6 +95,22 @@ def test_tract_refusals_other_than_types_are_rejections(tract: adapters.TractArg
         tract(ROWS, opset=13, keepdims=3)
 
 
+def test_openvino_answers_input_bits_in_a_packed_symbolic_model_only(openvino: adapters.OpenVinoArgMin) -> None:
+    """OpenVINO 2026.4 CPU (checked by hand with onnx.helper and openvino.Core): two independent
+    ArgMin-12 nodes with symbolic dimensions, both select_last_index=1, in one model; the second
+    answers the bits of its input's float values (1082130432 is 4.0f) where 1319 belongs. Alone,
+    or with static dimensions, it answers right. The suite's packed-only finding, pinned."""
+    first = np.zeros((7, 7, 1, 4, 2, 1), np.float32)
+    second = np.full((1, 2, 1, 2, 2, 3, 1320), 4.0, np.float32)
+    second[..., -1] = -2.0
+    attributes = [{"axis": -6, "keepdims": 0, "select_last_index": 1}, {"axis": 6, "select_last_index": 1}]
+    right = np.full((1, 2, 1, 2, 2, 3, 1), 1319)
+    packed = openvino.answer_pack("symbolic", [first, second], 12, attributes)[1].value
+    assert not np.array_equal(packed, right) and 1082130432 in packed
+    assert np.array_equal(openvino.answer("symbolic", second, 12, attributes[1]).value, right)
+    assert np.array_equal(openvino.answer_pack("static", [first, second], 12, attributes)[1].value, right)
+
+
 def test_tract_axis_out_of_range_is_a_crash_not_a_rejection() -> None:
     """tract panics across its C interface and the process aborts: under process isolation that
     is a crash (with its signal), the worker restarts and the next call is answered."""
@@ -126,6 +142,16 @@ def test_the_suite_finds_openvinos_known_bugs() -> None:
     failing = _failing("openvino", "double,float,int32,uint32")
     assert {"double", "uint32"} <= failing.get("C5", set()) and not {"float", "int32"} & failing.get("C5", set())
     assert "bool" in failing.get("C12", set())
+
+
+@pytest.mark.e2e
+def test_the_suite_finds_openvinos_packed_only_bug() -> None:
+    """The bug above, found by the suite itself and reported as packed-only: a quick ArgMin-12
+    float run (seed 1) finds index-range failures that a one-node model does not show."""
+    profiles.register()
+    settings = validate({"impl": "openvino", "profile": "quick", "seed": "1", "versions": "12", "dtypes": "float"})
+    packed = [r for r in run_all(settings).results if r.outcome == "fail" and r.packed]
+    assert packed and {r.clause for r in packed} >= {"C4"} and {r.form for r in packed} == {"symbolic"}
 
 
 @pytest.mark.e2e
