@@ -14,10 +14,9 @@ import pytest
 
 from engine.isolation import UNASKED, Reply, Runner, benchmark
 from engine.options import validate
-from engine.plan import plan
 from engine.plugins import UsageError
-from engine.run import run_task
-from engine.session import FAULTS_PER_TEST, Nonconformance, Session
+from engine.session import FAULTS_PER_TEST
+from tests.suite_runs import suite_session
 
 IMPLS = Path(__file__).parent / "impls"
 FAULTY = f"{IMPLS / 'plugin_faulty.py'}:by_value"
@@ -162,13 +161,8 @@ def test_a_hanging_implementation_costs_a_test_no_more_timeouts_than_it_judges(t
     twin is asked right after it, and hangs with it, though only the case is judged."""
     chosen = validate({"impl": "zoo.faulty:hang_on_rank4", "versions": "13", "dtypes": "float", "profile": "quick",
                        "seed": "1", "timeout": "1", "report_dir": str(tmp_path)})
-    session = Session(chosen)
-    try:
-        task, = plan(chosen, "property")
-        with pytest.raises(Nonconformance):
-            run_task(session, task, "property")
-    finally:
-        session.close()
+    session, failed = suite_session(chosen, "property")
+    assert failed == 1
     assert 0 < session.timeouts <= FAULTS_PER_TEST + 1
 
 

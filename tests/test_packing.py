@@ -19,10 +19,8 @@ from engine import worker
 from engine.adapters import OnnxRuntimeArgMin
 from engine.isolation import PACK_NODES, Runner
 from engine.options import Settings, run_info, validate
-from engine.plan import plan
 from engine.plugins import UsageError
-from engine.run import run_all, run_task
-from engine.session import Nonconformance, Session
+from engine.run import run_all
 from reports.aggregate import aggregate
 from reports.matrix import matrix
 from reports.pytest_plugin import _causes
@@ -31,6 +29,7 @@ from reports.verify import rerun_command
 from results import RawRun
 from results.digest import results_digest
 from results.verdict import verdicts
+from tests.suite_runs import suite_session
 from zoo.correct import numpy_argmin
 
 PACKING = Path(__file__).parent / "impls" / "model_packing.py"
@@ -205,12 +204,8 @@ def test_a_bug_only_packs_show_never_reaches_the_census(tmp_path: Path) -> None:
     """A census answer from a pack that fits no policy, is flagged or changed when asked again is
     asked again alone: the census records the runtime's policy, not its packing bug."""
     chosen = settings(model("wrong_fourth_node"), "on", tmp_path, profile="standard")
-    session = Session(chosen)
-    try:
-        for task in plan(chosen, "census"):
-            run_task(session, task, "census")
-    finally:
-        session.close()
+    session, failed = suite_session(chosen, "census")
+    assert failed == 0
     assert session.compiles < session.calls, "census inputs were packed"
     odd = [r for r in session.census if not r.fits or r.flags or r.deterministic is False]
     assert session.census and not odd, odd[:3]
@@ -220,13 +215,8 @@ def test_a_bug_only_one_node_models_show_is_found_by_the_witnesses(tmp_path: Pat
     """The property suite alone (the fixed suite asks single calls anyway): only its witnesses
     are one-node models."""
     chosen = settings(model("wrong_alone"), "on", tmp_path)
-    session = Session(chosen)
-    try:
-        task, = plan(chosen, "property")
-        with pytest.raises(Nonconformance):
-            run_task(session, task, "property")
-    finally:
-        session.close()
+    session, failed = suite_session(chosen, "property")
+    assert failed == 1
     failures = [r for r in session.results if r.outcome == "fail"]
     assert failures and all(r.packed is None for r in failures)
     assert session.compiles < session.calls, "the other cases were packed"
