@@ -7,16 +7,17 @@ plug-in) receives the same case. Real runtimes compile each differently:
 - ``initializer``: the input is a constant inside the model, which the runtime may fold away
   before anything runs (constant folding: often a different implementation altogether).
 
-Every case costs a compile in the static and initializer forms, so those run on a share of the
-case budget (``SHARES``). Plain function plug-ins have no form (None). This module imports
+Every case costs a compile in the static and initializer forms, so those ask a fixed quota of
+cases stratified by shape (generators.quotas) whatever the profile; the symbolic form asks the
+profile's whole volume (``QUOTA_FORMS``). Plain function plug-ins have no form (None). This module imports
 nothing heavy: the run's owner plans with it without loading any runtime."""
 
 from __future__ import annotations
 
 SYMBOLIC, STATIC, INITIALIZER = "symbolic", "static", "initializer"
 FORMS = (SYMBOLIC, STATIC, INITIALIZER)
-# Share of a test's case budget spent in each form (the symbolic form gets the whole budget).
-SHARES = {SYMBOLIC: 1.0, STATIC: 0.25, INITIALIZER: 0.25}
+# Forms whose valid cases are a stratified quota (generators.quotas.FORM_QUOTA), not the profile's volume.
+QUOTA_FORMS = (STATIC, INITIALIZER)
 # Suites run in every selected form; the census (undefined behaviour, never judged) only in the first.
 SUITES_IN_EVERY_FORM = ("fixed", "property", "rejection")
 

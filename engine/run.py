@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import hypothesis
+from hypothesis import strategies as st
 
 import spec
 from generators import (
@@ -17,14 +19,22 @@ from generators import (
     Case,
     census_floor,
     profiles,
-    rejection_cases,
+    quotas,
     semantic_cases,
     semantic_floor,
     undefined_cases,
 )
 from generators.onnx_cases import onnx_node_cases
+from generators.strategies import (
+    LARGEST_INVALID,
+    census_topics,
+    empty_topic,
+    rejection_decoder,
+    semantic_decoder,
+    undefined_decoder,
+)
 
-from .forms import SHARES
+from .forms import QUOTA_FORMS
 from .isolation import PACKED_FORMS
 from .options import Settings
 from .plan import SUITES, Task, plan
@@ -35,6 +45,19 @@ from .session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
 # (run_test divides the examples accordingly). With --packing off too: packing must not change
 # which cases are asked.
 PACKED_BATCH = 32
+
+
+@dataclass(frozen=True)
+class TestCases:
+    """What one test asks: its special-value ``floor`` first, then its stratified ``quota`` in
+    batches of ``batch``, then ``generated`` cases drawn by Hypothesis from ``strategy`` (none
+    where the test is pinned cases only)."""
+
+    floor: tuple[Case, ...]
+    quota: tuple[Case, ...]
+    batch: int
+    strategy: hypothesis.strategies.SearchStrategy | None = None
+    generated: float = 0.0
 
 
 def _searches(session: Session, search: Callable[[], None]) -> None:
@@ -56,26 +79,58 @@ def _finish(session: Session) -> None:
         raise Nonconformance(f"{len(reported)} failure(s):\n" + "\n".join(reported))
 
 
-def batch_size(task: Task, profile_name: str) -> int:
+def batch_size(task: Task, generated: float) -> int:
     """Cases per Hypothesis example for ``task``: PACKED_BATCH where they may be packed (but no
-    more than the test's whole share of the profile, as at the quick profile), else BATCH."""
+    more than the test's ``generated`` cases, as at the quick profile), else BATCH."""
     if task.form not in PACKED_FORMS or task.suite not in PACKED_SUITES:
         return BATCH
-    return max(BATCH, min(PACKED_BATCH, round(_cases(task, profiles.load(profile_name)))))
+    return max(BATCH, min(PACKED_BATCH, round(generated)))
 
 
-def _cases(task: Task, profile: hypothesis.settings) -> float:
-    """The generated cases the task's form has of the profile's budget (SHARES)."""
-    return profile.max_examples * SHARES.get(task.form, 1.0) * BATCH
+def test_label(settings: Settings, task: Task) -> str:
+    """What seeds a test's draws: the run's seed and the test. Each test gets its own, so the
+    twelve types of a version do not all see the same shapes and positions."""
+    return f"{settings.seed}:{task.suite}:{task.id}"
 
 
-def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.SearchStrategy, task: Task,
-             floor: tuple[Case, ...] = (), batch: int = BATCH) -> None:
-    """Run one test over ``strategy`` (batches of ``batch`` cases) with the run's profile and
-    seed, on the task's model form's share of the profile's budget.
-    ``floor``: pinned cases checked first in every search, as one explicit example, whatever the
-    profile and seed (each is asked once per test; a failure already set aside does not stop a
-    later search)."""
+def test_cases(task: Task, settings: Settings) -> TestCases:
+    """The cases of one test of ``task`` at the run's profile: the profile's volume where volume
+    finds bugs (valid cases in the symbolic form, census inputs other than empty ones), a
+    stratified quota elsewhere (see generators.quotas)."""
+    vspec, profile = spec.load(task.version), settings.profile
+    label, volume = test_label(settings, task), profiles.load(profile).max_examples * BATCH
+    if task.suite == "rejection":
+        return TestCases((), quotas.stratified(rejection_decoder(vspec, task.clause, BATCH), label,
+                                               quotas.REJECTION_QUOTA[profile], quotas.REJECTION_KEYS,
+                                               quotas.rejection_required(vspec, task.clause), LARGEST_INVALID), BATCH)
+    if task.suite == "property":
+        floor = semantic_floor(vspec, task.type_name)
+        if task.form in QUOTA_FORMS:
+            quota = quotas.stratified(semantic_decoder(vspec, task.type_name, BATCH), label,
+                                      quotas.FORM_QUOTA[profile], quotas.FORM_KEYS, quotas.form_required(vspec))
+            return TestCases(floor, quota, batch_size(task, len(quota)))
+        batch = batch_size(task, volume)
+        return TestCases(floor, (), batch, semantic_cases(vspec, task.type_name, batch=batch), volume)
+    topics = census_topics(vspec, task.type_name)
+    empties = tuple(c.id for c in topics if empty_topic(c))
+    others = tuple(c.id for c in topics if c.id not in empties)
+    floor, quota = census_floor(vspec, task.type_name), ()
+    if empties:
+        quota = quotas.stratified(undefined_decoder(vspec, task.type_name, BATCH, empties), label,
+                                  quotas.CENSUS_EMPTY_QUOTA[profile], quotas.CENSUS_EMPTY_KEYS, largest=LARGEST_INVALID)
+    if not others:
+        return TestCases(floor, quota, batch_size(task, len(quota)))
+    # The other topics keep the volume they had beside the empty ones.
+    generated = volume * len(others) / len(topics)
+    batch = batch_size(task, generated)
+    return TestCases(floor, quota, batch, undefined_cases(vspec, task.type_name, batch=batch, topics=others),
+                     generated)
+
+
+def run_test(session: Session, test_id: str, task: Task, cases: TestCases) -> None:
+    """Run one test: its pinned cases (each asked once per test, checked first in every search:
+    a failure already set aside does not stop a later search), then its generated ones, with the
+    run's profile and the test's own seed."""
     settings = session.settings
     profile = profiles.load(settings.profile)
     # The explain phase traces every executed line to annotate a failure: slow, and our
@@ -84,21 +139,26 @@ def run_test(session: Session, test_id: str, strategy: hypothesis.strategies.Sea
     # a failing test's time), while engine.minimize simplifies the failing case itself within
     # a budget of single asks.
     phases = [phase for phase in profile.phases if phase not in (hypothesis.Phase.explain, hypothesis.Phase.shrink)]
+    if cases.strategy is None:
+        phases = [hypothesis.Phase.explicit]
     # The profiles count examples of BATCH cases: a bigger batch takes fewer examples, never more
     # batches of BATCH than the profile's (whose element bound they keep).
-    examples = max(1, min(round(_cases(task, profile) / batch), profile.max_examples * BATCH // batch))
+    examples = max(1, min(round(cases.generated / cases.batch), profile.max_examples * BATCH // cases.batch))
+
+    # A test of pinned cases only runs its explicit examples: its strategy is never drawn from.
+    strategy = cases.strategy if cases.strategy is not None else st.just(Batch())
 
     @hypothesis.settings(profile, database=None, report_multiple_bugs=False, phases=phases, max_examples=examples)
     @hypothesis.given(cases=strategy)
     def test(cases: tuple[Case, ...]) -> None:
         session.check_all(cases, task.suite)
 
-    if floor:
-        test = hypothesis.example(cases=Batch(floor))(test)
+    # The floor, then the quota: Hypothesis runs explicit examples last-applied first.
+    pinned = ([cases.floor] if cases.floor else []) + quotas.batches(cases.quota, cases.batch)
+    for batch in reversed(pinned):
+        test = hypothesis.example(cases=Batch(batch))(test)
     if settings.seed is not None:
-        # Each test gets its own seed derived from the run's, so the twelve types of a version
-        # do not all see the same shapes and positions.
-        derived = int.from_bytes(hashlib.sha256(f"{settings.seed}:{task.suite}:{task.id}".encode()).digest()[:8], "big")
+        derived = int.from_bytes(hashlib.sha256(test_label(settings, task).encode()).digest()[:8], "big")
         test = hypothesis.seed(derived)(test)
     session.begin(test_id, task.form)
     try:
@@ -129,16 +189,8 @@ def run_task(session: Session, task: Task, test_id: str) -> None:
         restriction = session.settings.type_names
         run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
                                      if restriction is None or c.type_name in restriction], task.form)
-    elif task.suite == "property":
-        batch = batch_size(task, session.settings.profile)
-        run_test(session, test_id, semantic_cases(vspec, task.type_name, batch=batch), task,
-                 semantic_floor(vspec, task.type_name), batch)
-    elif task.suite == "rejection":
-        run_test(session, test_id, rejection_cases(vspec, task.clause, batch=BATCH), task)
     else:
-        batch = batch_size(task, session.settings.profile)
-        run_test(session, test_id, undefined_cases(vspec, task.type_name, batch=batch), task,
-                 census_floor(vspec, task.type_name), batch)
+        run_test(session, test_id, task, test_cases(task, session.settings))
 
 
 def run_all(settings: Settings) -> Session:

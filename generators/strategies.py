@@ -44,6 +44,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
@@ -96,28 +97,53 @@ def _masked(piece: bytes, index: int) -> bytes:
     return piece if index == 0 else (np.frombuffer(piece, dtype=np.uint8) ^ _mask(index, len(piece))).tobytes()
 
 
+@dataclass(frozen=True)
+class Decoder:
+    """How a strategy makes its batches: ``size`` bytes, decoded into a Batch by ``decode``.
+    Hypothesis draws the bytes (``strategy``); a stratified quota (generators.quotas) draws
+    them from a seeded generator of its own and keeps the cases that cover its strata."""
+
+    size: int
+    decode: Callable[[bytes], Batch]
+
+    @property
+    def strategy(self) -> st.SearchStrategy:
+        return st.binary(min_size=self.size, max_size=self.size).map(self.decode)
+
+
+def _one(build: Build, largest: int) -> Build:
+    """``build`` keyed by its bytes (and, below the largest, its budget: part of its origin)."""
+    def decode(raw: bytes, budget: int) -> Case:
+        origin = raw if budget == largest else raw + budget.to_bytes(4, "big")
+        return build(raw, budget).decoded_from(origin)
+    return decode
+
+
 def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_BUDGET) -> st.SearchStrategy:
     """Cases built from fixed-size byte draws: one Case per example, or with ``batch`` a Batch
-    (a tuple) of that many independent cases per example. Hypothesis charges about 0.35 ms per
-    example whatever it draws, more than building and judging one of our cases, so a batch pays
-    it once for all. The batch is one draw cut into pieces, not one draw per case: Hypothesis copies
-    draws of the same strategy onto each other to make duplicates, which would leave most cases
-    of a batch equal. Every piece after the first is read through a fixed mask of its own
-    (``_masked``): Hypothesis tries the all-zero draw first, which would otherwise make a whole
-    batch of the simplest input, and a test of few large batches would lose one of them to it.
+    (a tuple) of that many independent cases per example (see ``_decoder``)."""
+    if batch is None:
+        decode = _one(build, largest)
+        return st.binary(min_size=size, max_size=size).map(lambda raw: decode(raw, largest))
+    return _decoder(size, build, batch, largest).strategy
+
+
+def _decoder(size: int, build: Build, batch: int, largest: int = ELEMENT_BUDGET) -> Decoder:
+    """Batches of ``batch`` cases, each built from its piece of one fixed-size byte draw.
+    Hypothesis charges about 0.35 ms per example whatever it draws, more than building and
+    judging one of our cases, so a batch pays it once for all. The batch is one draw cut into
+    pieces, not one draw per case: Hypothesis copies draws of the same strategy onto each other
+    to make duplicates, which would leave most cases of a batch equal. Every piece after the
+    first is read through a fixed mask of its own (``_masked``): Hypothesis tries the all-zero
+    draw first, which would otherwise make a whole batch of the simplest input, and a test of
+    few large batches would lose one of them to it.
 
     The cases of a batch share one element budget (shapes.batch_budget) per BATCH cases, spent
     in order: a case drawn after big ones is drawn smaller, so a test's total is bounded by its
     examples. No case holds more than ``largest`` elements."""
-    def decode(raw: bytes, budget: int) -> Case:
-        # A budget below the largest shapes the case as much as its bytes do: part of its origin.
-        origin = raw if budget == largest else raw + budget.to_bytes(4, "big")
-        return build(raw, budget).decoded_from(origin)
-
-    if batch is None:
-        return st.binary(min_size=size, max_size=size).map(lambda raw: decode(raw, largest))
     if batch < 1:
         raise ValueError(f"batch={batch}: a batch holds at least one case")
+    decode = _one(build, largest)
 
     def decode_batch(raw: bytes) -> Batch:
         pieces = [_masked(raw[start:start + size], index) for index, start in enumerate(range(0, size * batch, size))]
@@ -126,16 +152,25 @@ def _decoded(size: int, build: Build, batch: int | None, largest: int = ELEMENT_
         return Batch(case for start in range(0, batch, BATCH)
                      for case in in_budget(pieces[start:start + BATCH], decode, lambda case: case.data.size, largest))
 
-    return st.binary(min_size=size * batch, max_size=size * batch).map(decode_batch)
+    return Decoder(size * batch, decode_batch)
 
 
 def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = None) -> st.SearchStrategy:
     """Valid inputs of one type: the oracle classifies every one as semantic. They never read
     the family-specific extras (the last region), so they do not draw it: Hypothesis charges
     per drawn byte. ``batch``: see ``_decoded``."""
+    return _decoded(SIZE - REGIONS[-1], _semantic_build(vspec, type_name), batch)
+
+
+def semantic_decoder(vspec: VersionSpec, type_name: str, batch: int) -> Decoder:
+    """``semantic_cases``' batches, for a stratified quota."""
+    return _decoder(SIZE - REGIONS[-1], _semantic_build(vspec, type_name), batch)
+
+
+def _semantic_build(vspec: VersionSpec, type_name: str) -> Build:
     tensor_type, zero_dims = _type(vspec, type_name), empty_inputs_defined(vspec)
-    return _decoded(SIZE - REGIONS[-1], lambda raw, budget: _case(
-        vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims, budget=budget), "semantic", []), batch)
+    return lambda raw, budget: _case(vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims, budget=budget),
+                                     "semantic", [])
 
 
 # --- rejection --------------------------------------------------------------------------------
@@ -201,6 +236,15 @@ def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
                     batch: int | None = None) -> st.SearchStrategy:
     """Inputs the version must reject, each tagged with the clause it targets (only
     ``clause_id``'s inputs when given). ``batch``: see ``_decoded``."""
+    return _decoded(SIZE, _rejection_build(vspec, clause_id), batch, LARGEST_INVALID)
+
+
+def rejection_decoder(vspec: VersionSpec, clause_id: str | None, batch: int) -> Decoder:
+    """``rejection_cases``' batches, for a stratified quota."""
+    return _decoder(SIZE, _rejection_build(vspec, clause_id), batch, LARGEST_INVALID)
+
+
+def _rejection_build(vspec: VersionSpec, clause_id: str | None) -> Build:
     clauses = _known(vspec, "rejection", REJECTION_CONDITIONS)
     if clause_id is not None:
         clauses = tuple(c for c in clauses if c.id == clause_id)
@@ -213,7 +257,7 @@ def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
         tags = _reject(vspec, clause, d, extra)
         return _case(vspec, d, "rejection", [*tags, f"clause:{clause.id}"])
 
-    return _decoded(SIZE, build, batch, LARGEST_INVALID)
+    return build
 
 
 # --- undefined (census) -----------------------------------------------------------------------
@@ -292,12 +336,37 @@ def _applies(clause: Clause, tensor_type: TensorType) -> bool:
 
 
 def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
-                    batch: int | None = None) -> st.SearchStrategy:
+                    batch: int | None = None, topics: tuple[str, ...] | None = None) -> st.SearchStrategy:
     """Census inputs: every undefined clause with a condition, for one type or all of them.
-    With a type that has no NaN the NaN family is simply absent. ``batch``: see ``_decoded``."""
+    With a type that has no NaN the NaN family is simply absent. ``batch``: see ``_decoded``;
+    ``topics``: only these clauses' inputs."""
+    return _decoded(SIZE, _undefined_build(vspec, type_name, topics), batch, LARGEST_INVALID)
+
+
+def undefined_decoder(vspec: VersionSpec, type_name: str | None, batch: int,
+                      topics: tuple[str, ...] | None = None) -> Decoder:
+    """``undefined_cases``' batches, for a stratified quota."""
+    return _decoder(SIZE, _undefined_build(vspec, type_name, topics), batch, LARGEST_INVALID)
+
+
+def census_topics(vspec: VersionSpec, type_name: str | None = None) -> tuple[Clause, ...]:
+    """The undefined clauses a census of ``type_name`` (or of every type) draws inputs for."""
     clauses = _known(vspec, "undefined", UNDEFINED_CONDITIONS)
     fixed = None if type_name is None else _type(vspec, type_name)
-    menu = tuple(c for c in clauses if fixed is None or _applies(c, fixed))
+    return tuple(c for c in clauses if fixed is None or _applies(c, fixed))
+
+
+def empty_topic(clause: Clause) -> bool:
+    """Whether a census clause is about empty inputs (an empty reduced axis; ArgMin-11's any
+    empty input)."""
+    return _condition(clause) in ("reduced_axis_length", "size")
+
+
+def _undefined_build(vspec: VersionSpec, type_name: str | None, topics: tuple[str, ...] | None) -> Build:
+    menu = tuple(c for c in census_topics(vspec, type_name) if topics is None or c.id in topics)
+    if not menu:
+        raise SpecError(f"ArgMin-{vspec.version} has no census topic among {topics} for {type_name}")
+    fixed = None if type_name is None else _type(vspec, type_name)
 
     def build(raw: bytes, budget: int) -> Case:
         extra = regions(raw)[3]
@@ -307,4 +376,4 @@ def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
         tags = _census(vspec, clause, d, extra)
         return _case(vspec, d, "undefined", [*tags, f"topic:{clause.id}"])
 
-    return _decoded(SIZE, build, batch, LARGEST_INVALID)
+    return build

@@ -14,7 +14,7 @@ import pytest
 
 import spec
 from engine import adapters, isolation
-from engine.forms import FORMS, SHARES
+from engine.forms import FORMS, QUOTA_FORMS
 from engine.isolation import Reply
 from engine.judge import judge
 from engine.options import validate
@@ -22,6 +22,7 @@ from engine.plan import plan
 from engine.plugins import UsageError
 from engine.run import run_all
 from generators import Case, profiles
+from generators.quotas import FORM_QUOTA
 from reports import aggregate
 from reports.render import render_report
 from results import CONFORMANT, verdicts
@@ -61,13 +62,19 @@ def test_plan_runs_judged_suites_in_every_form_and_the_census_in_the_first() -> 
     assert [(t.id, t.form) for t in plan(plain, "property")] == [("v13-float", None)]
 
 
-def test_a_run_records_each_form_at_its_share_of_the_budget() -> None:
+def test_the_static_and_initializer_forms_ask_a_quota_that_covers_every_rank() -> None:
     run = run_all(_settings(versions="13", dtypes="float,int32"))
-    # The floor's cases are checked in every form whatever its share: count the generated ones.
-    property_cases = Counter(r.form for r in run.results if r.suite == "property" and "family:floor" not in r.tags)
-    assert set(property_cases) == set(FORMS)
-    for form in ("static", "initializer"):  # each case of these forms compiles a model of its own
-        assert property_cases[form] <= property_cases["symbolic"] * SHARES[form] * 1.5
+    # The floor's cases and the state twins come on top of the quota: count the others.
+    generated = [r for r in run.results if r.suite == "property" and not {"family:floor", "state:twin"} & set(r.tags)]
+    per_form = Counter((r.form, r.type_name) for r in generated)
+    assert {form for form, _ in per_form} == set(FORMS)
+    for form in QUOTA_FORMS:  # each case of these forms compiles a model of its own
+        for type_name in ("float", "int32"):
+            assert per_form[form, type_name] == FORM_QUOTA["quick"], (form, type_name)
+            assert per_form[form, type_name] < per_form["symbolic", type_name]
+            ranks = {t for r in generated if (r.form, r.type_name) == (form, type_name) for t in r.tags
+                     if t.startswith("rank:")}
+            assert ranks == {f"rank:{rank}" for rank in range(1, 9)}, (form, type_name, ranks)
     assert {r.form for r in run.results if r.suite == "census"} == {"symbolic"}
     assert verdicts(run.results, (13,))[13] == CONFORMANT  # onnxruntime gets float and int32 right
 
