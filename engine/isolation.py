@@ -75,10 +75,11 @@ Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version,
 # (engine.worker.answers) and a crashing one in a few fresh workers.
 PACK_ELEMENTS = 1 << 20
 PACK_NODES = 64
+MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model of rank 8 has 153)
 PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
 
 
-FAULTS = ("crash", "timeout")
+FAULTS = worker.FAULTS
 UNASKED = "unasked"  # a call that Runner.call_many did not make: its batch's fault budget was spent
 
 
@@ -95,6 +96,8 @@ class Reply:
     declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
     nodes: int = 1  # nodes of the model that answered: 1 a one-node model (or a function), more a packed one
     compiles: int = 0  # models the implementation compiled for this call (a pack's are on its first reply)
+    split: bool = False  # its pack failed as a whole and was split to answer it (worker.Answered)
+    loaded: int = 0  # models loaded from the compile cache for this call, instead of compiled
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -181,10 +184,12 @@ class _Arena:
         with contextlib.suppress(BufferError, ValueError):
             self.memory.close()
 
-    def pack(self, calls: Sequence[Call], units: Sequence[Sequence[int]]) -> list[tuple]:
+    def pack(self, calls: Sequence[Call], units: Sequence[Sequence[int]],
+             refused: Sequence[bool | None]) -> list[tuple]:
         """The packs of calls as sent (``units``: the indices of each pack's calls), each as
-        ``([data, ...], version, [attributes, ...], form)``: large inputs copied into the arena
-        (their place, dtype and shape sent instead), the rest as they are, until the arena is full."""
+        ``([data, ...], version, [attributes, ...], form, refused)``: large inputs copied into the
+        arena (their place, dtype and shape sent instead), the rest as they are, until the arena is
+        full; ``refused``: per pack, whether its type was refused alone (worker.answers)."""
         sent, offset = [], 0
         for unit in units:
             datas = []
@@ -198,14 +203,15 @@ class _Arena:
                 else:
                     datas.append(data)
             _, version, _, form = calls[unit[0]]
-            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form))
+            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form, refused[len(sent)]))
         return sent
 
 
 class _Worker:
     """One worker process, the parent's end of its pipe and the memory they share."""
 
-    def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None, log: str | None) -> None:
+    def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None, log: str | None,
+                 compile_cache: str | None) -> None:
         context = _context()
         self.conn, child = context.Pipe(duplex=True)
         self.arena = _Arena()
@@ -214,7 +220,7 @@ class _Worker:
         self.scratch = tempfile.mkdtemp(prefix="argmin-worker-")
         self.process = context.Process(target=worker.serve,
                                        args=(child, impl, path, cwd, memory_limit, self.arena.path, log,
-                                             self.scratch),
+                                             self.scratch, compile_cache),
                                        name="argmin-impl-worker", daemon=False)
         try:
             self.process.start()
@@ -347,9 +353,11 @@ class Runner:
     """Calls one implementation, in a worker process or in-process."""
 
     def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0,
-                 memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT, log: Path | None = None) -> None:
+                 memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT, log: Path | None = None,
+                 compile_cache: Path | None = None) -> None:
         """``log``: where the worker's stdout and stderr go (process isolation); None leaves
-        them on the caller's."""
+        them on the caller's. ``compile_cache``: the implementation's folder of the compile cache
+        (engine.adapters.compile_cache), the one place besides its scratch folder it writes to."""
         if isolation not in ISOLATION_MODES:
             raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
         if not timeout > 0:
@@ -357,21 +365,25 @@ class Runner:
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
         self._caps: dict[tuple, int] = {}  # node cap per pack group (packs): adapts to failures
-        self._compiled = 0  # the in-process adapter's compile count at the last reply
+        self._refused: set[tuple] = set()  # pack groups refused as unsupported so far (refused)
+        self._computed: set[tuple] = set()  # pack groups a call of which was answered otherwise
+        self._compiled = self._loaded = 0  # the in-process adapter's counts at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
         self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
         self._started = 0
         self.description: dict | None = None
         if isolation == "none":
-            self._fn = resolve(impl)
+            with worker.compile_cache_at(compile_cache):
+                self._fn = resolve(impl)
             self.description = describe(impl, self._fn)
         else:
             # The implementation is imported only in the worker: a plug-in that crashes on
             # import, or imports a heavy runtime, never does so in the process owning the run.
             # Every worker, even one restarted after the caller changed directory, loads the same.
             self._worker_args = (portable(impl), list(sys.path), os.getcwd(), memory_limit,
-                                 None if log is None else str(Path(log).resolve()))
+                                 None if log is None else str(Path(log).resolve()),
+                                 None if compile_cache is None else str(compile_cache))
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
 
@@ -428,12 +440,12 @@ class Runner:
 
     def packs(self, calls: Sequence[Call]) -> list[list[int]]:
         """The calls' indices cut into packs. Calls in a packed form make groups by version,
-        element type, form and whether the input is empty (``_group``). The first call of a group
-        is asked alone, a one-node model (a witness: bugs that show only there keep being
-        sampled), the rest in packs of at most PACK_ELEMENTS input elements and the group's node
-        cap (``_caps``), in the order they were made. Empty inputs
-        start at a cap of one node: runtimes often refuse them (an empty axis has no answer at
-        all), and one refusal fails a whole pack; the cap grows only where they are answered."""
+        element type and form (``_group``). The first call of a group is asked alone, a one-node
+        model (a witness: bugs that show only there keep being sampled), the rest in packs of at
+        most PACK_ELEMENTS input elements and the group's node cap (``_caps``), in the order they
+        were made. Empty inputs start at a cap of one node: runtimes often refuse them (an empty
+        axis has no answer at all), and one refusal fails a whole pack; the cap grows only where
+        they are answered."""
         units: list[list[int]] = []
         open_packs: dict[tuple, tuple[list[int], int] | None] = {}
         for index, call in enumerate(calls):
@@ -456,9 +468,6 @@ class Runner:
                 open_packs[key] = (current[0], current[1] + size)
         return units
 
-    def _cap(self, key: tuple) -> int:
-        return self._caps.get(key, 1 if key[-1] else PACK_NODES)
-
     def _adapt(self, calls: Sequence[Call], unit: Sequence[int], failed: bool) -> None:
         """A group's node cap halves when one of its packs failed as a whole (it was bisected)
         and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
@@ -467,14 +476,36 @@ class Runner:
         if key is not None:
             self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._cap(key))
 
+    def _cap(self, key: tuple) -> int:
+        return self._caps.get(key, 1 if key[-1] else PACK_NODES)
+
     def _adapted(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
-        """``_adapt`` after ``unit`` was answered: failed where a reply came from a smaller model
-        than the pack, grown where every call answered."""
+        """``_adapt`` after ``unit`` was answered: failed where the pack was split to answer it,
+        grown where the pack (or a single call) answered. And whether the unit's group is
+        refused: a call asked alone answered "unsupported", and no call of the group was answered (an
+        error is no sign either way: an invalid axis fails before a kernel is looked for)."""
         answered = [replies[index] for index in unit]
-        if len(unit) > 1 and any(reply.nodes < len(unit) for reply in answered):
+        if len(unit) > 1 and any(reply.split for reply in answered):
             self._adapt(calls, unit, True)
-        elif all(reply.status == "ok" for reply in answered):
+        elif len(unit) > 1 or answered[0].status == "ok":  # a pack answered (or refused) as a whole
             self._adapt(calls, unit, False)
+        key = _group(calls[unit[0]])
+        if key is None or key in self._computed:
+            return
+        if any(reply.status == "ok" for reply in answered):
+            self._computed.add(key)
+            self._refused.discard(key)
+        elif len(unit) == 1 and answered[0].status == "unsupported":
+            self._refused.add(key)
+
+    def refused(self, calls: Sequence[Call], unit: Sequence[int]) -> bool | None:
+        """Whether ``unit`` belongs to a group refused as unsupported so far (see ``_adapted``):
+        a pack of it that the runtime refuses as unsupported is then refused as a whole, each of
+        its calls answered "unsupported", instead of being asked call by call (a model each).
+        None where nothing is known of the group yet (the worker then goes by what a call asked
+        alone earlier in the same request answered: ``worker.Refusals``)."""
+        key = _group(calls[unit[0]])
+        return True if key in self._refused else False if key in self._computed else None
 
     def _in_process(self, calls: Sequence[Call], unit: list[int], replies: dict[int, Reply]) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
@@ -483,11 +514,13 @@ class Runner:
         # their descriptions: worker.detached).
         _, version, _, form = calls[unit[0]]
         datas = [np.array(calls[index][0], copy=True) for index in unit]
-        outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form)
-        for index, (outcome, nodes) in zip(unit, outcomes, strict=True):
-            compiled = worker.compiles_of(self._fn)
-            replies[index] = Reply(*worker.detached(outcome, nodes, compiled - self._compiled))
-            self._compiled = compiled
+        outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
+                                  self.refused(calls, unit))
+        for index, answered in zip(unit, outcomes, strict=True):
+            compiled, loaded = worker.compiles_of(self._fn), worker.compiles_of(self._fn, "loaded")
+            replies[index] = Reply(*worker.detached(answered.outcome, answered.nodes, compiled - self._compiled,
+                                                    answered.split, loaded - self._loaded))
+            self._compiled, self._loaded = compiled, loaded
         self._adapted(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
@@ -521,7 +554,8 @@ class Runner:
                     units.appendleft(unit[1:])
                 return
             start = time.perf_counter()
-        request = pickle.dumps(current.arena.pack(calls, units), protocol=pickle.HIGHEST_PROTOCOL)
+        refused = [self.refused(calls, unit) for unit in units]
+        request = pickle.dumps(current.arena.pack(calls, units, refused), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
         while units:
@@ -530,7 +564,7 @@ class Runner:
                 left = len(unit) - position
                 # A pack may compile and bisect before it answers: it has the run's full timeout.
                 reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left)
-                reply.nodes = min(reply.nodes, len(unit))  # what the worker says, within what it was sent
+                reply.nodes = min(reply.nodes, MAX_NODES)  # what the worker says, within what a model holds
                 start = time.perf_counter()
                 if reply.status in FAULTS and reply.nodes > 1 and left > 1:
                     # Somewhere in a pack: ask its unanswered calls again as two halves, in a fresh worker.

@@ -23,6 +23,7 @@ from .worker import DEFAULT_MEMORY_LIMIT, format_size
 LANGS = ("en", "zh-TW")
 PACKING = ("on", "off")
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "out"
+DEFAULT_COMPILE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "argmin-conformance"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call
 
@@ -33,9 +34,8 @@ OPTIONS = (
                        + ", ".join(runtime.usage for runtime in runtimes.RUNTIMES[:-1])
                        + f" or {runtimes.RUNTIMES[-1].usage}", runtimes.DEFAULT.word),
     ("--forms", "LIST", "model forms for implementations the suite builds models for: "
-                        f"{','.join(forms.FORMS)} (default: all; "
-                        + ", ".join(f"{form} on {share:.0%}% of the cases" for form, share in forms.SHARES.items())
-                        + ")", None),
+                        f"{','.join(forms.FORMS)} (default: all; {forms.SYMBOLIC} on the profile's volume, "
+                        f"{' and '.join(forms.QUOTA_FORMS)} on a quota of cases stratified by shape)", None),
     ("--versions", "LIST", "comma-separated ArgMin versions to test", None),
     ("--dtypes", "LIST", "comma-separated element types: restricts the claim to this subset of T", None),
     ("--profile", "NAME", "generated cases per test, after the special-value floor: "
@@ -51,6 +51,10 @@ OPTIONS = (
     ("--packing", "on|off", "on (default): valid and census cases in every model form are asked "
                             "through packed models, many independent ArgMin nodes compiled as one (a failure is "
                             "narrowed down to its case and asked again alone); off: one model per case", "on"),
+    ("--compile-cache", "DIR|off", "where runtimes that compile keep the models they compiled, one folder per "
+                                   "runtime and release, so that a second process or a later run loads them instead "
+                                   f"of compiling again (default {DEFAULT_COMPILE_CACHE}); off: compile everything",
+     str(DEFAULT_COMPILE_CACHE)),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
                          "and names the others) or all (every type of T, or of --dtypes, must be implemented: a type "
                          "not implemented is a failure)", "implemented"),
@@ -72,6 +76,7 @@ class Settings:
     forms: tuple[str, ...] | None = None  # model forms (engine.forms); None for a plain function plug-in
     claim: str = "implemented"  # --claim (results.verdict.CLAIMS)
     packing: bool = True  # --packing: packed models for valid and census cases (engine.isolation.Runner.packs)
+    compile_cache: Path | None = None  # --compile-cache: the folder of every runtime's compile cache; None: off
 
 
 def _split(text: str) -> list[str]:
@@ -147,8 +152,10 @@ def validate(values: dict[str, str | None]) -> Settings:
         raise UsageError(f"unknown packing {packing!r}; choose on or off (e.g. --packing off)")
     impl = values.get("impl") or runtimes.DEFAULT.word
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
+    cache = values.get("compile_cache") or str(DEFAULT_COMPILE_CACHE)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
-                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on")
+                    timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on",
+                    None if cache == "off" else Path(cache).expanduser())
 
 
 def _forms(impl: str, text: str | None) -> tuple[str, ...] | None:
@@ -169,7 +176,23 @@ def implementation(settings: Settings) -> Runner:
     writes to stdout and stderr goes to the report folder's implementation.log, not the terminal."""
     settings.report_dir.mkdir(parents=True, exist_ok=True)
     return Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
-                  memory_limit=settings.memory_limit, log=settings.report_dir / IMPLEMENTATION_LOG)
+                  memory_limit=settings.memory_limit, log=settings.report_dir / IMPLEMENTATION_LOG,
+                  compile_cache=compile_cache_folder(settings))
+
+
+def compile_cache_folder(settings: Settings) -> Path | None:
+    """The implementation's own folder of the compile cache, made here; None where it has none
+    (--compile-cache off, a runtime that keeps no compiled models, a plug-in) or it cannot be made."""
+    found = runtimes.find(settings.impl)
+    name = found[0].cache_name(found[1]) if found and settings.compile_cache else None
+    if name is None:
+        return None
+    folder = settings.compile_cache / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder
 
 
 def choose_seed(settings: Settings) -> Settings:
@@ -180,8 +203,10 @@ def choose_seed(settings: Settings) -> Settings:
     return replace(settings, seed=int(os.environ.get("ARGMIN_SEED") or random.SystemRandom().randrange(2**31)))
 
 
-def run_info(settings: Settings, started: float, complete: bool = True, reason: str | None = None) -> RunInfo:
-    """The run's record of its own settings; ``started`` is a time.time() value."""
+def run_info(settings: Settings, started: float, complete: bool = True, reason: str | None = None,
+             workers: int = 1) -> RunInfo:
+    """The run's record of its own settings; ``started`` is a time.time() value; ``workers``: the
+    processes that run the tests."""
     return RunInfo(impl=settings.impl, versions=list(settings.versions),
                    type_names=list(settings.type_names) if settings.type_names else None, profile=settings.profile,
                    seed=settings.seed,
@@ -192,4 +217,13 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    impl_portable=portable(settings.impl), claim=settings.claim,
                    packing=PACKING[not settings.packing],
                    profile_label=dict(profiles.LABELS[settings.profile]),
-                   profile_description=profiles.describe(settings.profile))
+                   profile_description=profiles.describe(settings.profile), workers=workers,
+                   compile_cache=_compile_cache_state(settings))
+
+
+def _compile_cache_state(settings: Settings) -> str | None:
+    """"on" or "off" for a runtime that keeps compiled models; None for any other implementation."""
+    found = runtimes.find(settings.impl)
+    if not (found and found[0].compile_cache):
+        return None
+    return "on" if compile_cache_folder(settings) is not None else "off"

@@ -101,8 +101,9 @@ class Session:
         self.test_id = ""
         self._taken = (0, 0)  # how many results and census records take_new has handed out
         self.form: str | None = None  # the model form of the current test (engine.forms)
-        self.compiles = self.calls = 0  # models the implementation compiled, and calls made, so far
-        self._usage_taken = (0, 0)  # the two counts at the last _usage
+        # Models the implementation compiled and loaded from the compile cache, and calls made, so far.
+        self.compiles = self.loaded = self.calls = 0
+        self._usage_taken = (0, 0, 0)  # the three counts at the last _usage
         # Judging work done while a worker process answers (check_all); in-process, nothing waits.
         self._ahead = ThreadPoolExecutor(1, "argmin-judge-ahead") if self.runner.isolation == "process" else None
 
@@ -127,6 +128,7 @@ class Session:
         self.calls += len(asked)
         for reply in asked:
             self.compiles += reply.compiles
+            self.loaded += reply.loaded
             if reply.status == "timeout":
                 self.timeouts += 1
             elif reply.status == "ok":
@@ -306,7 +308,9 @@ class Session:
 
         if reply.nodes > 1:
             judgement = self._packed(case, suite, reply)
-            if judgement.failed:
+            if reply.status == "unsupported":
+                pass  # a pack refused as a whole, of a type refused alone too (engine.worker.answers)
+            elif judgement.failed:
                 judgement = self._alone(case, suite, judgement, again)
             elif any(_odd(record) for record in judgement.census):
                 judgement = self._census_alone(case, suite, again)
@@ -363,10 +367,10 @@ class Session:
 
     def _usage(self) -> list[Usage]:
         """The models compiled and calls made since the last time (model-based implementations only)."""
-        compiles, calls = self._usage_taken
-        self._usage_taken = (self.compiles, self.calls)
+        compiles, calls, loaded = self._usage_taken
+        self._usage_taken = (self.compiles, self.calls, self.loaded)
         fresh = self.settings.forms is not None and self.calls > calls
-        return [Usage(self.compiles - compiles, self.calls - calls)] if fresh else []
+        return [Usage(self.compiles - compiles, self.calls - calls, self.loaded - loaded)] if fresh else []
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
         self.results.append(result)

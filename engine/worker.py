@@ -21,6 +21,7 @@ parent also watches a call in progress and kills a worker that passes the limit)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -34,7 +35,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import Connection
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -50,10 +52,13 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 # ``declared``: the output shape a model-based implementation declared.
 Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
 # An outcome as the process that owns the run receives it: plus the nodes of the model that
-# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``) and
-# the models compiled since the previous reply.
-Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, int]
+# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``), the
+# models compiled since the previous reply, whether its pack was split (``Answered``), and the
+# models loaded from the compile cache since the previous reply.
+Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, int, bool, int]
 
+FAULTS = ("crash", "timeout")  # statuses of a call that took the worker down
+COMPILE_CACHE_ENV = "ARGMIN_COMPILE_CACHE"  # see engine.adapters.compile_cache
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
@@ -173,9 +178,10 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
-def compiles_of(fn: Any) -> int:
-    """Models a model-based adapter has compiled so far (``ModelArgMin.compiles``); 0 for a plain function."""
-    count = getattr(fn, "compiles", 0)
+def compiles_of(fn: Any, what: str = "compiles") -> int:
+    """Models a model-based adapter has compiled so far (``ModelArgMin.compiles``), or loaded from
+    the compile cache (``what="loaded"``); 0 for a plain function."""
+    count = getattr(fn, what, 0)
     return count if type(count) is int else 0
 
 
@@ -195,44 +201,71 @@ def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seco
     return "ok", value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
 
 
+class Answered(NamedTuple):
+    """One call's outcome as ``answers`` gives it: with the nodes of the model that answered (1: a
+    one-node model, or a plain function), and whether its pack was split to get it (the pack
+    failed as a whole: the process that owns the run makes the next packs of its kind smaller)."""
+
+    outcome: Outcome
+    nodes: int = 1
+    split: bool = False
+
+
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
-            form: str | None) -> Iterator[tuple[Outcome, int]]:
-    """The outcomes of a pack of calls, in order, each with the nodes of the model that gave it.
-    One call is a plain ``call``. Several are asked as one packed model (``answer_pack``, each
-    node's time its share of the whole); where that raises, the pack is split in halves and each
-    half asked the same way, down to single calls, so that every call gets the answer of the
-    smallest pack that works, or its own one-node model's. A pack the runtime refuses as
-    unsupported is asked call by call at once: such a refusal is nearly always the whole type's
-    (halving would compile every model twice)."""
+            form: str | None, refused: bool = False) -> Iterator[Answered]:
+    """The outcomes of a pack of calls, in order. One call is a plain ``call``. Several are asked
+    as one packed model (``answer_pack``, each node's time its share of the whole; in the symbolic
+    form some may come from signature models, engine.adapters.signatures); where that raises, the
+    pack is split in halves and each half asked the same way, down to single calls, so that every
+    call gets the answer of the smallest pack that works, or its own one-node model's. A pack the
+    runtime refuses as unsupported is asked call by call at once (halving would compile every
+    model twice), unless its type was ``refused`` alone already (isolation.Runner.refused): then
+    every call of it is answered "unsupported", one compile for the pack instead of one per call."""
     if len(datas) == 1:
-        yield call(fn, datas[0], version, attributes[0], form), 1
+        yield Answered(call(fn, datas[0], version, attributes[0], form))
         return
     start = time.perf_counter()
     try:
         packed = fn.answer_pack(form, datas, version, attributes)
-    except (NotPackable, NotImplementedError):
-        for data, attrs in zip(datas, attributes, strict=True):
-            yield call(fn, data, version, attrs, form), 1
+    except NotImplementedError as exc:
+        if refused:
+            share = (time.perf_counter() - start) / len(datas)
+            why = f"{_describe(exc)} (a packed model of {len(datas)} nodes, of a type refused alone too)"
+            for _ in datas:
+                yield Answered(_without_answer("unsupported", why, share), len(datas))
+            return
+        yield from _one_by_one(fn, datas, version, attributes, form)
+        return
+    except NotPackable:
+        yield from _one_by_one(fn, datas, version, attributes, form)
         return
     except (Exception, SystemExit):  # anything a single call would classify: bisected down to it
         half = len(datas) // 2
-        yield from answers(fn, datas[:half], version, attributes[:half], form)
-        yield from answers(fn, datas[half:], version, attributes[half:], form)
+        for part in (slice(None, half), slice(half, None)):
+            for answered in answers(fn, datas[part], version, attributes[part], form):
+                yield answered._replace(split=True)
         return
     share = (time.perf_counter() - start) / len(datas)
     for answer, data, attrs in zip(packed, datas, attributes, strict=True):
-        yield _unpacked(answer, data, attrs, share), len(datas)
+        yield Answered(_unpacked(answer, data, attrs, share), getattr(answer, "nodes", len(datas)))
+
+
+def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
+                form: str | None) -> Iterator[Answered]:
+    for data, attrs in zip(datas, attributes, strict=True):
+        yield Answered(call(fn, data, version, attrs, form), split=True)
 
 
 # The wire format of a reply: data only, never a pickled object. The process that owns the run
 # parses it strictly (``decode``): a worker runs the implementation's code, so whatever it sends
 # is untrusted. A fixed header (status, by_value, seconds, the lengths that follow, the answer's
-# rank, the declared output's rank or -1, the nodes of the model that answered and the models
-# compiled since the previous reply), the answer's shape and the declared shape (-1 for
+# rank, the declared output's rank or -1, the nodes of the model that answered, the models
+# compiled and loaded from the compile cache since the previous reply and whether its pack was
+# split), the answer's shape and the declared shape (-1 for
 # an unknown dimension), the error text, the dtype as ``str|name`` and the answer's bytes. An
 # object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
 # ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
-_HEADER = struct.Struct("<BBdIHBbHI")
+_HEADER = struct.Struct("<BBdIHBbHIIB")
 STATUSES = ("ok", "unsupported", "raised", "crash", "timeout", "oversize")
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
@@ -263,9 +296,10 @@ def _object_texts(value: np.ndarray) -> str:
     return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
 
 
-def encode(outcome: Outcome, nodes: int = 1, compiles: int = 0) -> bytes:
+def encode(outcome: Outcome, nodes: int = 1, compiles: int = 0, split: bool = False, loaded: int = 0) -> bytes:
     """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
-    model, or a plain function), ``compiles`` made since the previous reply."""
+    model, or a plain function), ``compiles`` made and models ``loaded`` from the compile cache
+    since the previous reply, ``split``: whether its pack was split to answer it (``Answered``)."""
     status, value, error, seconds, by_value, declared = outcome
     shape: tuple[int, ...] = ()
     dtype, payload = b"", b""
@@ -278,7 +312,8 @@ def encode(outcome: Outcome, nodes: int = 1, compiles: int = 0) -> bytes:
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
     header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
-                          -1 if declared is None else len(marks), nodes, min(max(compiles, 0), 0xFFFFFFFF))
+                          -1 if declared is None else len(marks), nodes, *(min(max(n, 0), 0xFFFFFFFF) for n in (
+                              compiles, loaded)), split)
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
 
 
@@ -302,9 +337,10 @@ def _dtype(text: str) -> np.dtype:
 def decode(reply: bytes) -> Delivered:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
-        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, compiles = _HEADER.unpack_from(reply)
+        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, compiles, loaded, split = \
+            _HEADER.unpack_from(reply)
         if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
-                or nodes < 1:
+                or nodes < 1 or split > 1:
             raise Malformed("a header out of range")
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
         start = _HEADER.size + 8 * len(numbers)
@@ -317,7 +353,8 @@ def decode(reply: bytes) -> Delivered:
         if not kind:
             if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, compiles
+            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, compiles, bool(split), \
+                loaded
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -329,20 +366,20 @@ def decode(reply: bytes) -> Delivered:
         else:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
-        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, compiles
+        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, compiles, bool(split), loaded
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(outcome: Outcome, nodes: int = 1, compiles: int = 0) -> Delivered:
-    """What ``decode(encode(outcome, nodes, compiles))`` gives, without the bytes (in-process
-    calls): the answer as a copy, objects as their descriptions."""
+def detached(outcome: Outcome, nodes: int = 1, compiles: int = 0, split: bool = False, loaded: int = 0) -> Delivered:
+    """What ``decode(encode(outcome, nodes, compiles, split, loaded))`` gives, without the bytes
+    (in-process calls): the answer as a copy, objects as their descriptions."""
     status, value, error, seconds, by_value, declared = outcome
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
-    return status, value, error, seconds, by_value, declared, nodes, compiles
+    return status, value, error, seconds, by_value, declared, nodes, compiles, split, loaded
 
 
 def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -373,6 +410,25 @@ def _shared(arena: mmap.mmap | None, item: Any) -> Any:
     return item if item.flags.writeable else item.copy()
 
 
+class Refusals:
+    """Which groups of calls (version, element type, form) a request's calls asked alone showed
+    refused as unsupported, and none answered: where the process that owns the run knew nothing
+    of a group when it sent the request (isolation.Runner.refused), a pack after its witness
+    goes by what the witness answered."""
+
+    def __init__(self) -> None:
+        self._refused: dict[tuple, bool] = {}
+
+    def refused(self, group: tuple, known: bool | None) -> bool:
+        return known if known is not None else self._refused.get(group, False)
+
+    def saw(self, group: tuple, status: str, calls: int) -> None:
+        if status == "ok":
+            self._refused[group] = False
+        elif calls == 1 and status == "unsupported":
+            self._refused.setdefault(group, True)
+
+
 def _output_to(log_path: str) -> None:
     """Point this process's stdout and stderr (the file descriptors, so that native code and
     children write there too) at the end of ``log_path``."""
@@ -384,15 +440,32 @@ def _output_to(log_path: str) -> None:
     os.close(fd)
 
 
+@contextlib.contextmanager
+def compile_cache_at(folder: Path | str | None) -> Iterator[None]:
+    """While loading an implementation: the compile cache folder its adapter reads
+    (engine.adapters.compile_cache.ENV), or none."""
+    previous = os.environ.pop(COMPILE_CACHE_ENV, None)
+    if folder is not None:
+        os.environ[COMPILE_CACHE_ENV] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop(COMPILE_CACHE_ENV, None)
+        if previous is not None:
+            os.environ[COMPILE_CACHE_ENV] = previous
+
+
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
-          arena_path: str | None = None, log_path: str | None = None, scratch: str | None = None) -> None:
+          arena_path: str | None = None, log_path: str | None = None, scratch: str | None = None,
+          compile_cache: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of packs of calls
-    ``[([data, ...], version, [attributes, ...], form), ...]``
+    ``[([data, ...], version, [attributes, ...], form, refused), ...]`` (see ``answers``)
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
     What the implementation writes to stdout and stderr goes to ``log_path`` (appended), not
     between the suite's own lines; its temporary files to ``scratch``, which the parent removes
-    when this worker ends."""
+    when this worker ends; what it compiles to ``compile_cache`` (its runtime's folder of the
+    compile cache), where it has one."""
     # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
     # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
     # have the case in flight recorded as a crash.
@@ -409,7 +482,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     from engine.plugins import UsageError, describe, resolve
 
     try:
-        fn = resolve(impl)
+        with compile_cache_at(compile_cache):
+            fn = resolve(impl)
         description = describe(impl, fn)
     except UsageError as exc:
         conn.send_bytes(json.dumps({"error": str(exc)}).encode())
@@ -419,15 +493,20 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         with open(arena_path, "r+b") as file:
             arena = mmap.mmap(file.fileno(), 0)
     conn.send_bytes(json.dumps({"ready": description}, default=str).encode())
-    checked, compiled = time.monotonic(), 0
+    checked, compiled, loaded = time.monotonic(), 0, 0
     while True:
         try:
             request = conn.recv_bytes()
         except (EOFError, OSError):
             return
         # A batch of packs (a pack of one is a plain call): one reply per call, in order, as its pack ends.
-        for datas, version, attributes, form in pickle.loads(request):
-            for outcome, nodes in answers(fn, [_shared(arena, data) for data in datas], version, attributes, form):
+        refusals = Refusals()
+        for datas, version, attributes, form, refused in pickle.loads(request):
+            datas = [_shared(arena, data) for data in datas]
+            group = (version, datas[0].dtype.str, form)
+            for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused)):
+                outcome = answered.outcome
+                refusals.saw(group, outcome[0], len(datas))
                 now = time.monotonic()
                 if memory_limit is not None and outcome[0] != "crash" and (
                         outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
@@ -435,8 +514,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
                         outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
-                compiles = compiles_of(fn)
-                conn.send_bytes(encode(outcome, nodes, compiles - compiled))
-                compiled = compiles
+                compiles, loads = compiles_of(fn), compiles_of(fn, "loaded")
+                conn.send_bytes(encode(outcome, answered.nodes, compiles - compiled, answered.split, loads - loaded))
+                compiled, loaded = compiles, loads
                 if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
                     return

@@ -89,6 +89,9 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "packing": str(info.packing),
         "models_compiled": None if info.models_compiled is None else int(info.models_compiled),
         "calls_made": None if info.calls_made is None else int(info.calls_made),
+        "workers": int(info.workers),
+        "models_loaded": None if info.models_loaded is None else int(info.models_loaded),
+        "compile_cache": None if info.compile_cache is None else str(info.compile_cache),
     }
 
 

@@ -56,6 +56,7 @@ def certificate(raw: RawRun) -> dict[str, Any]:
         "device": device(environment, str(info.impl)),
         "forms": None if info.forms is None else [str(f) for f in info.forms],
         "packing": str(info.packing),
+        "compile_cache": None if info.compile_cache is None else str(info.compile_cache),
         "suite_commit": environment.get("git_commit"),
         "tree_clean": None if environment.get("git_dirty") is None else not environment["git_dirty"],
         "spec_sha256": environment.get("spec_sha256"),

@@ -72,8 +72,9 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
             lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
     lines.append(f"  {certificate_line(document['certificate'])}")
     if info.models_compiled is not None:
-        lines.append(f"  models compiled: {info.models_compiled:,} for {info.calls_made:,} calls "
-                     f"(packing {info.packing})")
+        loaded = f", {info.models_loaded:,} more loaded from the compile cache" if info.models_loaded else ""
+        lines.append(f"  models compiled: {info.models_compiled:,} for {info.calls_made:,} calls{loaded} "
+                     f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)})")
     lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines
 

@@ -148,6 +148,9 @@ class RunInfo:
     # implementations; None for a plain function or a run that recorded none): see Usage.
     models_compiled: int | None = None
     calls_made: int | None = None
+    workers: int = 1  # processes that ran the tests (pytest-xdist workers), each with its implementation
+    models_loaded: int | None = None  # models loaded from the compile cache instead of compiled (see Usage)
+    compile_cache: str | None = None  # --compile-cache: "on" or "off"; None where the implementation has none
 
 
 @dataclass
@@ -157,6 +160,7 @@ class Usage:
 
     compiles: int
     calls: int
+    loaded: int = 0  # models loaded from the compile cache instead of compiled
 
 
 @dataclass

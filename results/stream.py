@@ -216,7 +216,7 @@ def read(report_dir: Path) -> RawRun:
 def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[str, Any]]) -> RawRun:
     run = RawRun(info, environment)
     found: dict[tuple, CaseResult] = {}
-    compiles = calls = 0
+    compiles = calls = loaded = 0
     for item in items:
         if item.get("kind") == "result":
             run.results.append(result_from_json(item["record"]))
@@ -226,9 +226,11 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
             result = result_from_json(item["record"])
             found[_failure(result)] = result
         elif item.get("kind") == "usage":
-            compiles, calls = compiles + int(item["record"]["compiles"]), calls + int(item["record"]["calls"])
+            usage = item["record"]
+            compiles, calls = compiles + int(usage["compiles"]), calls + int(usage["calls"])
+            loaded += int(usage.get("loaded", 0))
     if calls:
-        run.info = replace(info, models_compiled=compiles, calls_made=calls)
+        run.info = replace(info, models_compiled=compiles, calls_made=calls, models_loaded=loaded)
     # A failure is written as found, then again, minimized, once its search ends: the final
     # record wins; a failure whose search never ended keeps the one found.
     ended = {_failure(r) for r in run.results if r.counterexample is not None}

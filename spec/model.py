@@ -3,6 +3,7 @@ hard-coding a dtype list, a default or a range."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -175,6 +176,22 @@ class VersionSpec:
     @property
     def type_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.types)
+
+    def signatures(self, rank: int) -> tuple[dict[str, int], ...]:
+        """Every valid set of attributes a node with an input of ``rank`` can carry: each declared
+        attribute omitted or set to a value it accepts (an axis in its range at that rank, the
+        others to their listed values), in a fixed order."""
+        choices: list[list[tuple[str, int] | None]] = []
+        for name, attribute in sorted(self.attributes.items()):
+            if attribute.values is not None:
+                accepted = list(attribute.values)
+            elif attribute.range is not None:
+                low, high = attribute.range.bounds(rank)
+                accepted = list(range(low, high + 1))
+            else:
+                accepted = [attribute.default]
+            choices.append([None] + [(name, value) for value in accepted])
+        return tuple({name: value for name, value in filter(None, chosen)} for chosen in itertools.product(*choices))
 
     def effective(self, attributes: Mapping[str, int]) -> dict[str, int]:
         """Declared attributes with defaults filled in where the node omits them."""

@@ -5,6 +5,8 @@ run could not be carried out (with one line naming the problem and the fix)."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -21,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m suites", description=__doc__,
-                                     epilog="Other options (e.g. -n auto, -x, -k EXPR) are passed on to pytest.")
+                                     epilog="Other options (e.g. -n 0, -x, -k EXPR) are passed on to pytest. A run "
+                                            "uses every core (pytest-xdist) unless given -n 0 or --isolation none.")
     for name, metavar, text, default in OPTIONS:
         parser.add_argument(name, metavar=metavar, help=text, default=default)
     return parser
@@ -49,6 +52,23 @@ class _Outcome:
             return pytest.ExitCode.USAGE_ERROR
 
 
+# pytest-xdist options that say how the tests are spread: where one is given, the run does as told.
+_SPREAD = ("-n", "--numprocesses", "--tx", "--dist", "-d")
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _spread(passthrough: list[str], isolation: str) -> list[str]:
+    """Every core by default (pytest-xdist, one test process per core: verdicts are the same,
+    sooner); ``-n 0`` runs in this process alone, and any other spreading option is kept.
+    ``--isolation none`` (debugging in this process) is not spread unless asked."""
+    given = any(arg.split("=")[0] in _SPREAD or re.fullmatch(r"-n\S+", arg) for arg in passthrough)
+    return [] if given or cores() < 2 or isolation == "none" else ["-n", str(cores())]
+
+
 def main(argv: list[str] | None = None) -> int:
     args, passthrough = _parser().parse_known_args(argv)
     try:
@@ -64,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                         # The run ends with its verdict lines and where the report is: pytest's
                         # per-test tracebacks and FAILED summary would only repeat, unminimized, what
                         # the report's failure cards say ("F" in the progress marks a test that found one).
-                        "-qq", "--tb=no", "-rN", *options, *passthrough], plugins=[outcome])
+                        "-qq", "--tb=no", "-rN", *options, *_spread(passthrough, args.isolation), *passthrough],
+                       plugins=[outcome])
     if outcome.usage_error is not None:
         print(f"error: {outcome.usage_error}", file=sys.stderr)
         return 2

@@ -78,7 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     profiles.register()
     settings = choose_seed(settings)
     os.environ["ARGMIN_SEED"] = str(settings.seed) if settings.seed is not None else ""
-    state = {"settings": settings, "started": time.time(), "runner": None, "session": None}
+    state = {"settings": settings, "started": time.time(), "runner": None, "session": None,
+             "workers": len(getattr(config.option, "tx", None) or []) if _distributed(config) else 1}
     config.stash[_STATE] = state
     _INTERRUPTS.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -101,7 +102,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state["environment"] = collect(description)
     try:
         recovered = stream.set_aside(settings.report_dir, by="the next run into the same report dir")
-        lock = stream.start(settings.report_dir, run_info(settings, state["started"]), state["environment"])
+        lock = stream.start(settings.report_dir, run_info(settings, state["started"], workers=state["workers"]),
+                            state["environment"])
     except stream.InUse as exc:
         runner.close()
         raise pytest.UsageError(str(exc)) from None
@@ -222,8 +224,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not writer.intact():
         reason = reason or TAMPERED
         print(f"\nWARNING: {TAMPERED}", file=sys.stderr)
-    run = writer.run(run_info(settings, state["started"], complete=reason is None, reason=reason),
-                     state["environment"])
+    run = writer.run(run_info(settings, state["started"], complete=reason is None, reason=reason,
+                              workers=state["workers"]), state["environment"])
     save(run, settings.report_dir)
     stream.clear(settings.report_dir)
     config.hook.pytest_argmin_run_finished(run=run, report_dir=settings.report_dir, config=config)

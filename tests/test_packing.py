@@ -71,12 +71,16 @@ def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
     assert runtime.compiles - before == len(signatures), "each one-node model compiles on its own"
 
 
-def test_the_reply_header_carries_nodes_and_compiles_strictly() -> None:
+def test_the_reply_header_carries_nodes_compiles_splits_and_loads_strictly() -> None:
     outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
-    assert worker.decode(worker.encode(outcome, 17, 2))[6:] == (17, 2)
-    assert worker.detached(outcome, 17, 2)[6:] == (17, 2)
+    assert worker.decode(worker.encode(outcome, 17, 2, True, 5))[6:] == (17, 2, True, 5)
+    assert worker.detached(outcome, 17, 2, True, 5)[6:] == (17, 2, True, 5)
     forged = bytearray(worker.encode(outcome, 1, 0))
-    forged[worker._HEADER.size - 6:worker._HEADER.size - 4] = b"\0\0"  # nodes = 0: no model has no node
+    forged[worker._HEADER.size - 11:worker._HEADER.size - 9] = b"\0\0"  # nodes = 0: no model has no node
+    with pytest.raises(worker.Malformed):
+        worker.decode(bytes(forged))
+    forged = bytearray(worker.encode(outcome, 1, 0))
+    forged[worker._HEADER.size - 1] = 2  # split is a flag
     with pytest.raises(worker.Malformed):
         worker.decode(bytes(forged))
 

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,9 @@ import onnx
 from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
 from engine.worker import NotPackable
 
+from . import compile_cache
 from .models import Declared, form_key, form_model, pack_key, packed_model
+from .signatures import SignatureModels
 
 # Compiled models kept per form: one per (version, type, attributes, rank) in the symbolic form
 # serves many cases; a static one serves one shape, so fewer are worth keeping.
@@ -45,6 +48,7 @@ class Compiled:
 class Answer:
     value: Any  # what the runtime returned
     declared: Declared  # the output shape it declared for this model
+    nodes: int = 1  # the nodes of the model that answered
 
 
 class Cache:
@@ -75,15 +79,33 @@ class ModelArgMin(ABC):
     """ArgMin through a runtime that compiles ONNX models; subclasses implement ``compile``."""
 
     forms = FORMS
+    # Whether symbolic cases may go through signature models (engine.adapters.signatures): a
+    # runtime whose cost is running nodes rather than compiling them (tinygrad schedules every
+    # node of a model on every call) is better served by packs alone.
+    signature_models = True
+    # The file suffix of a compiled model saved by ``export``, for a runtime that can save one
+    # (engine.adapters.compile_cache); None where it cannot.
+    suffix: str | None = None
 
     def __init__(self) -> None:
         self._caches = {form: Cache(size) for form, size in CACHE_SIZES.items()}
         self._packs = Cache(PACK_CACHE_SIZE)
+        self._signatures = SignatureModels(self._compile, self._saved, self.feed)
+        self.store = compile_cache.from_environment() if self.suffix else None
         self.compiles = 0  # models compiled so far, in every form (a benchmark and test figure)
+        self.loaded = 0  # models loaded from the compile cache instead
 
     @abstractmethod
     def compile(self, model: onnx.ModelProto) -> Compiled:
         """The runtime's compiled form of ``model``; raises what the runtime raises."""
+
+    def export(self, model: onnx.ModelProto, path: Path) -> Compiled:
+        """``compile``, also writing the compiled model to ``path`` (runtimes with a ``suffix``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot save a compiled model")
+
+    def restore(self, path: Path, model: onnx.ModelProto) -> Compiled:
+        """The compiled ``model`` that ``export`` wrote to ``path``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot load a compiled model")
 
     def translate(self, exc: Exception) -> Exception:
         """The runtime's exception as the plug-in contract's categories: NotImplementedError
@@ -95,11 +117,37 @@ class ModelArgMin(ABC):
         return data
 
     def _compile(self, model: onnx.ModelProto) -> Compiled:
+        """The compiled ``model``: loaded from the compile cache where it holds it (an entry that
+        does not load is compiled again), else compiled (and saved there, where there is one)."""
+        store, key = self.store, None
+        if store is not None:
+            key = store.key(model.SerializeToString())
+            found = store.find(key, self.suffix)
+            if found is not None:
+                try:
+                    compiled = self.restore(found, model)
+                    self.loaded += 1
+                    return compiled
+                except Exception:
+                    store.drop(key, self.suffix)
         self.compiles += 1
         try:
-            return self.compile(model)
+            if store is None:
+                return self.compile(model)
+            made: list[Compiled] = []
+            try:
+                store.put(key, self.suffix, lambda path: made.append(self.export(model, path)))
+            except OSError:
+                if not made:
+                    raise
+            return made[0]  # compiled, and saved where the disk allowed
         except Exception as exc:
             raise self.translate(exc) from None
+
+    def _saved(self, model: onnx.ModelProto) -> bool:
+        """Whether the compile cache holds ``model`` compiled."""
+        store = self.store
+        return store is not None and store.find(store.key(model.SerializeToString()), self.suffix) is not None
 
     def _run(self, compiled: Compiled, inputs: Sequence[Any]) -> Sequence[Any]:
         try:
@@ -119,11 +167,27 @@ class ModelArgMin(ABC):
 
     def answer_pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
                     attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
-        """Run every input through one packed model of ``form`` (``models.packed_model``): one
-        answer per node, in order. Raises what compiling or running it raises (the caller then
-        bisects the pack), and NotPackable where the runtime does not give one output per node.
-        A pack of the same signature (``pack_key``) runs the model already compiled."""
+        """One answer per input, in order: in the symbolic form from signature models where they
+        serve (``signatures``), the rest from one packed model (``_pack``). Raises what compiling
+        or running a model raises (the caller then bisects the pack), and NotPackable where the
+        runtime does not give one output per node."""
         datas = [np.asarray(data) for data in datas]
+        served = self._signatures.serve(datas, opset, attributes) if form == SYMBOLIC and self.signature_models \
+            else {}
+        rest = [index for index in range(len(datas)) if index not in served]
+        answers = {index: Answer(s.value, s.declared, s.nodes) for index, s in served.items()}
+        if len(rest) == 1:
+            answers[rest[0]] = self.answer(form, datas[rest[0]], opset, attributes[rest[0]])
+        elif rest:
+            packed = self._pack(form, [datas[i] for i in rest], opset, [attributes[i] for i in rest])
+            answers.update(zip(rest, packed, strict=True))
+        return [answers[index] for index in range(len(datas))]
+
+    def _pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
+              attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
+        """Run every input through one packed model of ``form`` (``models.packed_model``): one
+        answer per node, in order. A pack of the same signature (``pack_key``) runs the model
+        already compiled."""
         build = lambda: self._compile(packed_model(form, datas, opset, attributes))  # noqa: E731
         key = pack_key(form, datas, opset, attributes)
         compiled = build() if key is None else self._packs.get((form, key), build)
@@ -131,7 +195,7 @@ class ModelArgMin(ABC):
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(datas):
             raise NotPackable(f"{len(datas)} nodes gave {type(outputs).__name__} outputs")
         declared = compiled.declared or [None] * len(datas)
-        return [Answer(value, shape) for value, shape in zip(outputs, declared, strict=True)]
+        return [Answer(value, shape, len(datas)) for value, shape in zip(outputs, declared, strict=True)]
 
     def __call__(self, data: np.ndarray, *, opset: int, **attributes: int) -> Any:
         return self.answer(SYMBOLIC, data, opset, attributes).value

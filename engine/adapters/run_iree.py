@@ -6,6 +6,7 @@ run by iree-base-runtime on the local-task driver. Two compiler flags make the r
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,9 +43,24 @@ class IreeArgMin(ModelArgMin):
         self._importer.NodeImporter.define_function(info.main_graph, module).import_all()
         return module.get_asm()
 
+    suffix = ".vmfb"  # the compiled module, as iree-compile writes it
+
     def compile(self, model: onnx.ModelProto) -> Compiled:
-        binary = self._compiler.compile_str(self._mlir(model), target_backends=[BACKEND], input_type="onnx",
-                                            extra_args=list(FLAGS))
+        return self._loaded(self._binary(model), model)
+
+    def export(self, model: onnx.ModelProto, path: Path) -> Compiled:
+        binary = self._binary(model)
+        path.write_bytes(binary)
+        return self._loaded(binary, model)
+
+    def restore(self, path: Path, model: onnx.ModelProto) -> Compiled:
+        return self._loaded(path.read_bytes(), model)
+
+    def _binary(self, model: onnx.ModelProto) -> bytes:
+        return self._compiler.compile_str(self._mlir(model), target_backends=[BACKEND], input_type="onnx",
+                                          extra_args=list(FLAGS))
+
+    def _loaded(self, binary: bytes, model: onnx.ModelProto) -> Compiled:
         context = self._runtime.SystemContext(config=self._runtime.Config(DRIVER))
         context.add_vm_module(self._runtime.VmModule.copy_buffer(context.instance, binary))
         function = context.modules.module[model.graph.name]

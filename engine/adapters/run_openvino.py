@@ -4,6 +4,7 @@ defaults, as an application would run it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import onnx
@@ -60,8 +61,22 @@ class OpenVinoArgMin(ModelArgMin):
                 continue
         return found
 
+    suffix = ".blob"  # CompiledModel.export_model: OpenVINO's own cache format
+
     def compile(self, model: onnx.ModelProto) -> Compiled:
+        return self._wrapped(self._core.compile_model(self._core.read_model(model.SerializeToString()), self.device))
+
+    def export(self, model: onnx.ModelProto, path: Path) -> Compiled:
         compiled = self._core.compile_model(self._core.read_model(model.SerializeToString()), self.device)
+        exported = compiled.export_model()  # bytes, or a BytesIO in some releases
+        path.write_bytes(exported.getvalue() if hasattr(exported, "getvalue") else exported)
+        return self._wrapped(compiled)
+
+    def restore(self, path: Path, model: onnx.ModelProto) -> Compiled:
+        return self._wrapped(self._core.import_model(path.read_bytes(), self.device))
+
+    @staticmethod
+    def _wrapped(compiled: Any) -> Compiled:
         outputs = compiled.outputs
 
         def run(*inputs: Any) -> list[Any]:

@@ -22,6 +22,7 @@ import onnx
 
 from engine.runtimes.entry import Unavailable
 
+from . import compile_cache
 from .compiled import Compiled, ModelArgMin, one_line
 
 DEVICE = "CPU"
@@ -43,10 +44,16 @@ def _compiler() -> tuple[str, str]:
 
 class TinygradArgMin(ModelArgMin):
     device = DEVICE
+    # tinygrad schedules every node of a model on every call (milliseconds each) and compiles
+    # kernels per shape, not per model: a signature model would run a hundred nodes per call.
+    signature_models = False
 
     def __init__(self) -> None:
         compiler, version = _compiler()
         os.environ["DEV"] = DEVICE  # read when tinygrad is first imported
+        store = compile_cache.from_environment()
+        if store is not None:  # tinygrad keeps the kernels it compiled in a database of its own
+            os.environ["CACHEDB"] = str(store.folder / "tinygrad-cache.db")
         from tinygrad import Tensor
         from tinygrad.nn.onnx import OnnxRunner
 

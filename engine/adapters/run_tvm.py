@@ -4,6 +4,7 @@ virtual machine on the CPU."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,9 +31,26 @@ class TvmArgMin(ModelArgMin):
         super().__init__()
         self._tvm, self._relax, self._from_onnx = tvm, relax, from_onnx
 
+    suffix = ".so"  # Executable.export_library: a shared library the TVM runtime loads
+
     def compile(self, model: onnx.ModelProto) -> Compiled:
+        return self._wrapped(self._build(model))
+
+    def export(self, model: onnx.ModelProto, path: Path) -> Compiled:
+        executable = self._build(model)
+        executable.export_library(str(path))
+        return self._wrapped(executable)
+
+    def restore(self, path: Path, model: onnx.ModelProto) -> Compiled:
+        return self._wrapped(self._tvm.runtime.load_module(str(path)))
+
+    def _build(self, model: onnx.ModelProto) -> Any:
         module = self._relax.transform.LegalizeOps()(self._from_onnx(model, keep_params_in_input=False))
-        machine = self._relax.VirtualMachine(self._tvm.compile(module, target=TARGET), self._tvm.cpu())
+        return self._tvm.compile(module, target=TARGET)
+
+    def _wrapped(self, executable: Any) -> Compiled:
+        machine = self._relax.VirtualMachine(executable, self._tvm.cpu())
+
         def run(*inputs: Any) -> list[np.ndarray]:
             results = machine["main"](*inputs)  # one tensor alone, several as a tuple
             return [r.numpy() for r in (results if isinstance(results, (list, tuple)) or not hasattr(

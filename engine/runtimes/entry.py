@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
+import platform
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
+
+
+def _cpu() -> str:
+    """A short digest of what this machine's CPU can run (compiled code may use any of it)."""
+    features = platform.processor()
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as info:
+        features = next((line for line in info if line.startswith(("flags", "Features"))), features)
+    return hashlib.sha256(features.encode()).hexdigest()[:8]
 
 
 class Unavailable(LookupError):
@@ -30,6 +43,9 @@ class Runtime:
     # Commands a faithful run needs on PATH, each from the Debian package of the same name: nox
     # installs them (as root) or names them; the adapter records which one it used.
     commands: tuple[str, ...] = ()
+    # Whether its adapter keeps compiled models in the compile cache (engine.adapters.compile_cache):
+    # the process that owns the run then gives its worker a folder of its own to write them to.
+    compile_cache: bool = False
 
     @property
     def option_required(self) -> bool:
@@ -42,6 +58,20 @@ class Runtime:
             return self.word
         metavar = self.option.split()[-1].upper()
         return f"{self.word}:{metavar}" if self.option_required else f"{self.word}[:{metavar}]"
+
+    def cache_name(self, option: str | None) -> str | None:
+        """The name of this runtime's folder in the compile cache: the runtime, its option and the
+        versions of its distributions (as installed here) and this machine's CPU, so that no
+        other runtime, release or machine ever reads what it compiled. None where it keeps no
+        compiled models, or one of its distributions is not installed."""
+        if not self.compile_cache:
+            return None
+        try:
+            versions = [f"{name}-{metadata.version(name)}" for name in self.distributions]
+        except metadata.PackageNotFoundError:
+            return None
+        parts = [self.word, option or self.default or "", *versions, platform.machine(), _cpu()]
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(part for part in parts if part))
 
     def create(self, option: str | None) -> Any:
         """The adapter: fn(data, *, opset, **attributes) with ``answer`` for every model form.

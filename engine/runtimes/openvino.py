@@ -4,6 +4,7 @@ from .entry import Runtime
 
 OPENVINO = Runtime(
     word="openvino", label="OpenVINO", module="openvino", distributions=("openvino",),
+    compile_cache=True,
     adapter="engine.adapters.run_openvino:OpenVinoArgMin",
     option="device", default="CPU", example="openvino:CPU",
     imports=("import openvino as ov",),

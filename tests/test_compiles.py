@@ -1,0 +1,108 @@
+"""What a run compiles, counted on a fake compiler runtime (tests/impls/fake_compiler.py) that
+counts its compiles as the built-ins do: a type the runtime refuses costs no compile per case, a
+second process (the census asks every undefined input again in one) loads what the compile cache
+holds instead of compiling it, and the symbolic cases of one rank end up on one model compiled
+once; in every case the answers are the ones the models would give without the saving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spec
+from engine.forms import SYMBOLIC
+from engine.isolation import Runner
+from engine.options import compile_cache_folder, run_info, validate
+from engine.run import run_all
+from results import CONFORMANT, RawRun
+from results.verdict import standings
+from zoo.correct import numpy_argmin
+
+FAKE = Path(__file__).parent / "impls" / "fake_compiler.py"
+
+
+def calls(count: int, dtype: str, rank: int = 1, seed: int = 0, version: int = 13) -> list[tuple]:
+    """``count`` symbolic calls of one rank, with every valid attribute signature in turn."""
+    rng = np.random.default_rng(seed)
+    signatures = spec.load(version).signatures(rank)
+    made = []
+    for index in range(count):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=rank))
+        made.append((rng.integers(-9, 9, size=shape).astype(dtype), version, signatures[index % len(signatures)],
+                     SYMBOLIC))
+    return made
+
+
+def right(call: tuple) -> list:
+    data, version, attributes, _ = call
+    return numpy_argmin(data, opset=version, **attributes).tolist()
+
+
+def test_a_type_the_runtime_refuses_costs_a_compile_per_pack_not_per_case() -> None:
+    with Runner(f"{FAKE}:refuses_int16", isolation="process") as runner:
+        asked = calls(96, "int16")
+        replies = [r for start in range(0, 96, 32) for r in runner.call_many(asked[start:start + 32], pack=True)]
+        compiled = sum(r.compiles for r in replies)
+    assert {r.status for r in replies} == {"unsupported"}
+    # Each batch: its witness alone, then one pack, and once the rank's signature model is tried;
+    # asked one by one, 96 compiles.
+    assert compiled <= 2 * 3 + 1, compiled
+    assert sum(r.nodes > 1 for r in replies) >= 90, "the packs were refused as a whole"
+
+
+def test_a_refused_type_is_still_named_not_implemented() -> None:
+    settings = validate({"impl": f"model:{FAKE}:refusing_int16", "versions": "13", "dtypes": "int16,float",
+                         "profile": "quick", "seed": "3"})
+    session = run_all(settings)
+    standing = standings(RawRun(run_info(settings, 0.0), {}, session.results, session.census))[13]
+    assert (standing.verdict, standing.scope.not_implemented) == (CONFORMANT, ("int16",))
+    asked = [r for r in session.results if r.type_name == "int16" and r.suite in ("property", "census")]
+    assert asked and all(r.outcome == "unsupported" for r in asked if r.suite == "property")
+
+
+def test_a_second_process_loads_what_the_compile_cache_holds(tmp_path: Path) -> None:
+    asked = calls(40, "float32", rank=2) + calls(6, "float32", rank=3, seed=1)
+    answers = []
+    for _ in range(2):  # two workers one after the other, as the census's second process
+        with Runner(f"{FAKE}:correct", isolation="process", compile_cache=tmp_path) as runner:
+            replies = runner.call_many(asked, pack=True)
+            answers.append([r.value.tolist() for r in replies])
+            counts = (sum(r.compiles for r in replies), sum(r.loaded for r in replies))
+    first, second = answers
+    assert first == second == [right(call) for call in asked]
+    assert counts[0] == 0 and counts[1] > 0, f"the second worker compiled {counts[0]} models"
+    assert any(tmp_path.iterdir())
+
+
+def test_without_a_compile_cache_every_process_compiles_again(tmp_path: Path) -> None:
+    asked = calls(10, "float32", rank=2)
+    for _ in range(2):
+        with Runner(f"{FAKE}:correct", isolation="process") as runner:
+            replies = runner.call_many(asked, pack=True)
+        assert sum(r.compiles for r in replies) > 0 and not any(r.loaded for r in replies)
+
+
+def test_the_symbolic_cases_of_a_rank_end_up_on_one_model_of_every_signature() -> None:
+    signatures = len(spec.load(13).signatures(1))  # 27
+    with Runner(f"{FAKE}:correct", isolation="none") as runner:
+        batches = [calls(32, "float32", seed=seed) for seed in range(10)]
+        compiled = []
+        for asked in batches:
+            replies = runner.call_many(asked, pack=True)
+            assert [r.value.tolist() for r in replies] == [right(call) for call in asked]
+            compiled.append(sum(r.compiles for r in replies))
+            served = [r.nodes for r in replies if r.nodes > 1]
+    # Packs until the rank has been asked as many cases as it has signatures, then one model of
+    # them all: after that a batch costs its witness alone (a one-node model, cached by signature).
+    assert sum(compiled[:2]) >= 2
+    assert sum(compiled[4:]) <= 6, compiled
+    assert set(served) == {signatures}, "the last batch came from the signature model"
+
+
+@pytest.mark.parametrize("impl", ["onnxruntime", "tests/impls/fake_compiler.py:correct"])
+def test_only_runtimes_that_keep_compiled_models_get_a_folder(impl: str, tmp_path: Path) -> None:
+    settings = validate({"impl": impl, "compile_cache": str(tmp_path)})
+    assert compile_cache_folder(settings) is None
+    assert compile_cache_folder(validate({"impl": "openvino", "compile_cache": "off"})) is None
