@@ -95,9 +95,12 @@ class Reply:
     by_value: bool = False  # the answer was no numpy array or scalar: judged by its values
     declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
     nodes: int = 1  # nodes of the model that answered: 1 a one-node model (or a function), more a packed one
-    compiles: int = 0  # models the implementation compiled for this call (a pack's are on its first reply)
     split: bool = False  # its pack failed as a whole and was split to answer it (worker.Answered)
-    loaded: int = 0  # models loaded from the compile cache for this call, instead of compiled
+    # Models the implementation compiled for this call (a pack's are on its first reply), loaded
+    # from the compile cache instead, and the seconds both took (worker.Models).
+    compiles: int = 0
+    loaded: int = 0
+    model_seconds: float = 0.0
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -367,7 +370,7 @@ class Runner:
         self._caps: dict[tuple, int] = {}  # node cap per pack group (packs): adapts to failures
         self._refused: set[tuple] = set()  # pack groups refused as unsupported so far (refused)
         self._computed: set[tuple] = set()  # pack groups a call of which was answered otherwise
-        self._compiled = self._loaded = 0  # the in-process adapter's counts at the last reply
+        self._spent = worker.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
         self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
@@ -517,10 +520,10 @@ class Runner:
         outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
                                   self.refused(calls, unit))
         for index, answered in zip(unit, outcomes, strict=True):
-            compiled, loaded = worker.compiles_of(self._fn), worker.compiles_of(self._fn, "loaded")
-            replies[index] = Reply(*worker.detached(answered.outcome, answered.nodes, compiled - self._compiled,
-                                                    answered.split, loaded - self._loaded))
-            self._compiled, self._loaded = compiled, loaded
+            spent = worker.models_of(self._fn)
+            replies[index] = Reply(*worker.detached(answered.outcome, answered.nodes, answered.split,
+                                                    spent - self._spent))
+            self._spent = spent
         self._adapted(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:

@@ -160,7 +160,7 @@ def run_test(session: Session, test_id: str, task: Task, cases: TestCases) -> No
     if settings.seed is not None:
         derived = int.from_bytes(hashlib.sha256(test_label(settings, task).encode()).digest()[:8], "big")
         test = hypothesis.seed(derived)(test)
-    session.begin(test_id, task.form)
+    session.begin(test_id, task.form, task.suite)
     try:
         _searches(session, test)
     except BaseException:
@@ -173,7 +173,7 @@ def run_fixed(session: Session, test_id: str, cases: list[Case], form: str | Non
     """Judge every fixed case (no search, no shrinking, no minimizing: the vectors are ONNX's)."""
     failures = []
     for case in cases:
-        session.begin(f"{test_id}[{case.tags[-1]}]", form)
+        session.begin(f"{test_id}[{case.tags[-1]}]", form, "fixed")
         try:
             session.check(case, "fixed")
         except Nonconformance:

@@ -101,9 +101,12 @@ class Session:
         self.test_id = ""
         self._taken = (0, 0)  # how many results and census records take_new has handed out
         self.form: str | None = None  # the model form of the current test (engine.forms)
-        # Models the implementation compiled and loaded from the compile cache, and calls made, so far.
+        # Models the implementation compiled and loaded from the compile cache, the seconds both
+        # took, and calls made, so far; and those counts at the last _usage.
         self.compiles = self.loaded = self.calls = 0
-        self._usage_taken = (0, 0, 0)  # the three counts at the last _usage
+        self.model_seconds = 0.0
+        self._usage_taken = (0, 0, 0, 0.0)
+        self.suite: str | None = None  # the suite of the current test
         # Judging work done while a worker process answers (check_all); in-process, nothing waits.
         self._ahead = ThreadPoolExecutor(1, "argmin-judge-ahead") if self.runner.isolation == "process" else None
 
@@ -129,6 +132,7 @@ class Session:
         for reply in asked:
             self.compiles += reply.compiles
             self.loaded += reply.loaded
+            self.model_seconds += reply.model_seconds
             if reply.status == "timeout":
                 self.timeouts += 1
             elif reply.status == "ok":
@@ -136,8 +140,8 @@ class Session:
         return replies
 
     # -- one test ----------------------------------------------------------------------------
-    def begin(self, test_id: str, form: str | None = None) -> None:
-        self.state, self.test_id, self.form = _TestState(), test_id, form
+    def begin(self, test_id: str, form: str | None = None, suite: str | None = None) -> None:
+        self.state, self.test_id, self.form, self.suite = _TestState(), test_id, form, suite
 
     def check_all(self, cases: Sequence[Case], suite: str) -> None:
         """Judge a batch of cases in order (see ``check``), asking the implementation about all
@@ -310,7 +314,9 @@ class Session:
             judgement = self._packed(case, suite, reply)
             if reply.status == "unsupported":
                 pass  # a pack refused as a whole, of a type refused alone too (engine.worker.answers)
-            elif judgement.failed:
+            elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
+                # (A packed failure whose every clause and problem this test has confirmed alone
+                # already is one more occurrence of a known failure: not asked again.)
                 judgement = self._alone(case, suite, judgement, again)
             elif any(_odd(record) for record in judgement.census):
                 judgement = self._census_alone(case, suite, again)
@@ -366,11 +372,14 @@ class Session:
         return self.results[results:], self.census[census:], self._usage()
 
     def _usage(self) -> list[Usage]:
-        """The models compiled and calls made since the last time (model-based implementations only)."""
-        compiles, calls, loaded = self._usage_taken
-        self._usage_taken = (self.compiles, self.calls, self.loaded)
-        fresh = self.settings.forms is not None and self.calls > calls
-        return [Usage(self.compiles - compiles, self.calls - calls, self.loaded - loaded)] if fresh else []
+        """The models compiled (and loaded) and calls made since the last time, by the current
+        test's suite and form (model-based implementations only)."""
+        now = (self.compiles, self.calls, self.loaded, self.model_seconds)
+        compiles, calls, loaded, seconds = (a - b for a, b in zip(now, self._usage_taken, strict=True))
+        self._usage_taken = now
+        if self.settings.forms is None or not calls:
+            return []
+        return [Usage(compiles, calls, loaded, round(seconds, 6), self.suite, self.form)]
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
         self.results.append(result)

@@ -52,10 +52,9 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 # ``declared``: the output shape a model-based implementation declared.
 Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
 # An outcome as the process that owns the run receives it: plus the nodes of the model that
-# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``), the
-# models compiled since the previous reply, whether its pack was split (``Answered``), and the
-# models loaded from the compile cache since the previous reply.
-Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, int, bool, int]
+# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
+# whether its pack was split (``Answered``), and the ``Models`` fields since the previous reply.
+Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float]
 
 FAULTS = ("crash", "timeout")  # statuses of a call that took the worker down
 COMPILE_CACHE_ENV = "ARGMIN_COMPILE_CACHE"  # see engine.adapters.compile_cache
@@ -178,11 +177,27 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
-def compiles_of(fn: Any, what: str = "compiles") -> int:
-    """Models a model-based adapter has compiled so far (``ModelArgMin.compiles``), or loaded from
-    the compile cache (``what="loaded"``); 0 for a plain function."""
-    count = getattr(fn, what, 0)
-    return count if type(count) is int else 0
+class Models(NamedTuple):
+    """What a model-based implementation spent on models: how many it compiled, how many it
+    loaded from the compile cache instead, and the seconds both took (ModelArgMin counts them)."""
+
+    compiled: int = 0
+    loaded: int = 0
+    seconds: float = 0.0
+
+    def __sub__(self, earlier: tuple) -> Models:
+        return Models(*(now - then for now, then in zip(self, earlier, strict=True)))
+
+
+NONE = Models()
+
+
+def models_of(fn: Any) -> Models:
+    """What a model-based adapter has spent on models so far; nothing for a plain function."""
+    counts = [getattr(fn, name, 0) for name in ("compiles", "loaded", "model_seconds")]
+    if not all(type(n) is int for n in counts[:2]) or type(counts[2]) not in (int, float):
+        return NONE
+    return Models(*counts)
 
 
 class NotPackable(Exception):
@@ -259,13 +274,12 @@ def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, a
 # The wire format of a reply: data only, never a pickled object. The process that owns the run
 # parses it strictly (``decode``): a worker runs the implementation's code, so whatever it sends
 # is untrusted. A fixed header (status, by_value, seconds, the lengths that follow, the answer's
-# rank, the declared output's rank or -1, the nodes of the model that answered, the models
-# compiled and loaded from the compile cache since the previous reply and whether its pack was
-# split), the answer's shape and the declared shape (-1 for
+# rank, the declared output's rank or -1, the nodes of the model that answered, whether its pack
+# was split, and the ``Models`` since the previous reply), the answer's shape and the declared shape (-1 for
 # an unknown dimension), the error text, the dtype as ``str|name`` and the answer's bytes. An
 # object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
 # ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
-_HEADER = struct.Struct("<BBdIHBbHIIB")
+_HEADER = struct.Struct("<BBdIHBbHBIId")
 STATUSES = ("ok", "unsupported", "raised", "crash", "timeout", "oversize")
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
@@ -296,10 +310,10 @@ def _object_texts(value: np.ndarray) -> str:
     return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
 
 
-def encode(outcome: Outcome, nodes: int = 1, compiles: int = 0, split: bool = False, loaded: int = 0) -> bytes:
+def encode(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models = NONE) -> bytes:
     """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
-    model, or a plain function), ``compiles`` made and models ``loaded`` from the compile cache
-    since the previous reply, ``split``: whether its pack was split to answer it (``Answered``)."""
+    model, or a plain function), ``split``: whether its pack was split to answer it
+    (``Answered``), and what was spent on ``models`` since the previous reply."""
     status, value, error, seconds, by_value, declared = outcome
     shape: tuple[int, ...] = ()
     dtype, payload = b"", b""
@@ -311,9 +325,9 @@ def encode(outcome: Outcome, nodes: int = 1, compiles: int = 0, split: bool = Fa
             dtype, payload = _dtype_text(value.dtype), np.ascontiguousarray(value).tobytes()
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
+    compiled, loaded = (min(max(n, 0), 0xFFFFFFFF) for n in models[:2])
     header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
-                          -1 if declared is None else len(marks), nodes, *(min(max(n, 0), 0xFFFFFFFF) for n in (
-                              compiles, loaded)), split)
+                          -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds)
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
 
 
@@ -337,10 +351,10 @@ def _dtype(text: str) -> np.dtype:
 def decode(reply: bytes) -> Delivered:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
-        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, compiles, loaded, split = \
+        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds = \
             _HEADER.unpack_from(reply)
         if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
-                or nodes < 1 or split > 1:
+                or nodes < 1 or split > 1 or not math.isfinite(model_seconds):
             raise Malformed("a header out of range")
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
         start = _HEADER.size + 8 * len(numbers)
@@ -353,8 +367,8 @@ def decode(reply: bytes) -> Delivered:
         if not kind:
             if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, compiles, bool(split), \
-                loaded
+            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
+                loaded, model_seconds
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -366,20 +380,21 @@ def decode(reply: bytes) -> Delivered:
         else:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
-        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, compiles, bool(split), loaded
+        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
+            loaded, model_seconds
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(outcome: Outcome, nodes: int = 1, compiles: int = 0, split: bool = False, loaded: int = 0) -> Delivered:
-    """What ``decode(encode(outcome, nodes, compiles, split, loaded))`` gives, without the bytes
+def detached(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models = NONE) -> Delivered:
+    """What ``decode(encode(outcome, nodes, split, models))`` gives, without the bytes
     (in-process calls): the answer as a copy, objects as their descriptions."""
     status, value, error, seconds, by_value, declared = outcome
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
-    return status, value, error, seconds, by_value, declared, nodes, compiles, split, loaded
+    return status, value, error, seconds, by_value, declared, nodes, split, *models
 
 
 def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -493,7 +508,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         with open(arena_path, "r+b") as file:
             arena = mmap.mmap(file.fileno(), 0)
     conn.send_bytes(json.dumps({"ready": description}, default=str).encode())
-    checked, compiled, loaded = time.monotonic(), 0, 0
+    checked, spent = time.monotonic(), NONE
     while True:
         try:
             request = conn.recv_bytes()
@@ -514,8 +529,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
                         outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
-                compiles, loads = compiles_of(fn), compiles_of(fn, "loaded")
-                conn.send_bytes(encode(outcome, answered.nodes, compiles - compiled, answered.split, loads - loaded))
-                compiled, loaded = compiles, loads
+                now_spent = models_of(fn)
+                conn.send_bytes(encode(outcome, answered.nodes, answered.split, now_spent - spent))
+                spent = now_spent
                 if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
                     return

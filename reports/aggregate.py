@@ -91,6 +91,10 @@ def _run(raw: RawRun) -> dict[str, Any]:
         "calls_made": None if info.calls_made is None else int(info.calls_made),
         "workers": int(info.workers),
         "models_loaded": None if info.models_loaded is None else int(info.models_loaded),
+        "model_seconds": None if info.model_seconds is None else float(info.model_seconds),
+        "model_usage": None if info.model_usage is None else [
+            {"suite": str(u["suite"]), "form": str(u["form"]), "seconds": float(u["seconds"]),
+             **{name: int(u[name]) for name in ("compiles", "loaded", "calls")}} for u in info.model_usage],
         "compile_cache": None if info.compile_cache is None else str(info.compile_cache),
     }
 

@@ -73,7 +73,8 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
     lines.append(f"  {certificate_line(document['certificate'])}")
     if info.models_compiled is not None:
         loaded = f", {info.models_loaded:,} more loaded from the compile cache" if info.models_loaded else ""
-        lines.append(f"  models compiled: {info.models_compiled:,} for {info.calls_made:,} calls{loaded} "
+        took = f" in {info.model_seconds:,.1f} s" if info.model_seconds is not None else ""
+        lines.append(f"  models compiled: {info.models_compiled:,}{took} for {info.calls_made:,} calls{loaded} "
                      f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)})")
     lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines

@@ -150,17 +150,23 @@ class RunInfo:
     calls_made: int | None = None
     workers: int = 1  # processes that ran the tests (pytest-xdist workers), each with its implementation
     models_loaded: int | None = None  # models loaded from the compile cache instead of compiled (see Usage)
+    model_seconds: float | None = None  # the time compiling and loading them took
+    # The same counts by suite and model form: [{"suite", "form", "compiles", "loaded", "calls", "seconds"}].
+    model_usage: list[dict[str, Any]] | None = None
     compile_cache: str | None = None  # --compile-cache: "on" or "off"; None where the implementation has none
 
 
 @dataclass
 class Usage:
-    """Models compiled and calls made by one process of a run since its previous Usage record;
-    the run's totals (RunInfo.models_compiled, calls_made) are their sums."""
+    """Models compiled and calls made by one process of a run in one test (its suite and model
+    form); the run's totals (RunInfo.models_compiled, calls_made, ...) are their sums."""
 
     compiles: int
     calls: int
     loaded: int = 0  # models loaded from the compile cache instead of compiled
+    seconds: float = 0.0  # the time compiling and loading models took
+    suite: str | None = None
+    form: str | None = None
 
 
 @dataclass

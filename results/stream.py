@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import stat
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
@@ -216,7 +217,7 @@ def read(report_dir: Path) -> RawRun:
 def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[str, Any]]) -> RawRun:
     run = RawRun(info, environment)
     found: dict[tuple, CaseResult] = {}
-    compiles = calls = loaded = 0
+    parts: dict[tuple, Counter] = {}
     for item in items:
         if item.get("kind") == "result":
             run.results.append(result_from_json(item["record"]))
@@ -227,15 +228,30 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
             found[_failure(result)] = result
         elif item.get("kind") == "usage":
             usage = item["record"]
-            compiles, calls = compiles + int(usage["compiles"]), calls + int(usage["calls"])
-            loaded += int(usage.get("loaded", 0))
-    if calls:
-        run.info = replace(info, models_compiled=compiles, calls_made=calls, models_loaded=loaded)
+            part = parts.setdefault((str(usage.get("suite")), str(usage.get("form"))), Counter())
+            part.update({name: usage.get(name, 0) for name in USAGE_COUNTS})
+    if parts:
+        run.info = _with_usage(info, parts)
     # A failure is written as found, then again, minimized, once its search ends: the final
     # record wins; a failure whose search never ended keeps the one found.
     ended = {_failure(r) for r in run.results if r.counterexample is not None}
     run.results += [result for key, result in found.items() if key not in ended]
     return run
+
+
+USAGE_COUNTS = ("compiles", "loaded", "calls", "seconds")
+
+
+def _with_usage(info: RunInfo, parts: dict[tuple, Counter]) -> RunInfo:
+    """``info`` with the run's model counts: totals, and by suite and form."""
+    total = _counts(sum(parts.values(), Counter()))
+    usage = [{"suite": suite, "form": form, **_counts(part)} for (suite, form), part in sorted(parts.items())]
+    return replace(info, models_compiled=total["compiles"], calls_made=total["calls"], models_loaded=total["loaded"],
+                   model_seconds=total["seconds"], model_usage=usage)
+
+
+def _counts(counted: Counter) -> dict[str, int | float]:
+    return {name: round(counted[name], 3) if name == "seconds" else int(counted[name]) for name in USAGE_COUNTS}
 
 
 def _failure(result: CaseResult) -> tuple:

@@ -71,18 +71,17 @@ def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
     assert runtime.compiles - before == len(signatures), "each one-node model compiles on its own"
 
 
-def test_the_reply_header_carries_nodes_compiles_splits_and_loads_strictly() -> None:
+def test_the_reply_header_carries_nodes_splits_and_model_costs_strictly() -> None:
     outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
-    assert worker.decode(worker.encode(outcome, 17, 2, True, 5))[6:] == (17, 2, True, 5)
-    assert worker.detached(outcome, 17, 2, True, 5)[6:] == (17, 2, True, 5)
-    forged = bytearray(worker.encode(outcome, 1, 0))
-    forged[worker._HEADER.size - 11:worker._HEADER.size - 9] = b"\0\0"  # nodes = 0: no model has no node
-    with pytest.raises(worker.Malformed):
-        worker.decode(bytes(forged))
-    forged = bytearray(worker.encode(outcome, 1, 0))
-    forged[worker._HEADER.size - 1] = 2  # split is a flag
-    with pytest.raises(worker.Malformed):
-        worker.decode(bytes(forged))
+    models = worker.Models(2, 5, 0.25)
+    assert worker.decode(worker.encode(outcome, 17, True, models))[6:] == (17, True, 2, 5, 0.25)
+    assert worker.detached(outcome, 17, True, models)[6:] == (17, True, 2, 5, 0.25)
+    nodes = worker._HEADER.size - 19  # nodes (H), split (B), compiled and loaded (I), seconds (d) end the header
+    for offset, forged_bytes in ((nodes, b"\0\0"), (nodes + 2, b"\2")):  # no model has no node; split is a flag
+        forged = bytearray(worker.encode(outcome, 1))
+        forged[offset:offset + len(forged_bytes)] = forged_bytes
+        with pytest.raises(worker.Malformed):
+            worker.decode(bytes(forged))
 
 
 # --- the Runner: packs, witnesses, bisection ----------------------------------------------------

@@ -9,6 +9,7 @@ in the symbolic form."""
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -94,6 +95,7 @@ class ModelArgMin(ABC):
         self.store = compile_cache.from_environment() if self.suffix else None
         self.compiles = 0  # models compiled so far, in every form (a benchmark and test figure)
         self.loaded = 0  # models loaded from the compile cache instead
+        self.model_seconds = 0.0  # the time compiling and loading them took
 
     @abstractmethod
     def compile(self, model: onnx.ModelProto) -> Compiled:
@@ -119,6 +121,13 @@ class ModelArgMin(ABC):
     def _compile(self, model: onnx.ModelProto) -> Compiled:
         """The compiled ``model``: loaded from the compile cache where it holds it (an entry that
         does not load is compiled again), else compiled (and saved there, where there is one)."""
+        start = time.perf_counter()
+        try:
+            return self._compiled(model)
+        finally:
+            self.model_seconds += time.perf_counter() - start
+
+    def _compiled(self, model: onnx.ModelProto) -> Compiled:
         store, key = self.store, None
         if store is not None:
             key = store.key(model.SerializeToString())
