@@ -20,6 +20,7 @@ import nox
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.plugins import DEFAULT_IMPL, runtime_commands, runtime_distributions
 from engine.runtimes import BUILT_IN
+from engine.sandbox import undumpable
 
 sys.path.pop(0)
 
@@ -175,7 +176,10 @@ def conformance(session: nox.Session) -> None:
 def _suite(command: list[str]) -> int:
     """Run the suite; on Ctrl-C (which the suite receives too) or SIGTERM, stop it as nox's own
     ``interrupt_timeout`` would: wait STOP_S, then SIGTERM and wait REPORT_S for its report, then
-    SIGKILL."""
+    SIGKILL. nox itself, like the suite, is made non-dumpable first: an implementation that runs
+    unsandboxed cannot trace it, nor write its output through /proc (a sandboxed one sees no
+    process outside its sandbox)."""
+    undumpable()
     process = subprocess.Popen(command)
     try:
         return process.wait()

@@ -155,7 +155,7 @@ def main() -> int:
     print(f"process isolation: {med['overhead'] * 1e6:.0f} us per judged case (batched round trips) "
           f"{against('isolation', med['overhead'] * 1e6)}; "
           f"{figures['overhead_s'] * 1e6:.0f} us per single call ({figures['process_s'] * 1e6:.0f} vs "
-          f"{figures['none_s'] * 1e6:.0f} us)")
+          f"{figures['none_s'] * 1e6:.0f} us); a worker starts and loads it in {figures['start_s'] * 1e3:.0f} ms")
     if not args.skip_runs:
         runs(args)
     print("oracle vs np.argmin:")

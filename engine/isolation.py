@@ -1,7 +1,7 @@
 """Fault isolation: call the implementation under test so that its crashes and hangs become
 results instead of ending the run.
 
-In ``process`` mode calls go to a worker process over a multiprocessing pipe, a batch of calls
+In ``process`` mode calls go to a worker process over a socket it inherited, a batch of calls
 per round trip (replies come back one by one, so a crash or a hang is pinned on its call); large
 inputs travel through memory the two processes share (``_Arena``), small ones pickled in the
 request. A call that takes longer than ``timeout`` kills the worker (status
@@ -13,8 +13,12 @@ Either way the next call starts a fresh worker. Calls may also be asked through 
 (``Runner.packs``: many cases, one compiled model); a pack that crashes or hangs is bisected in
 fresh workers until one call, asked alone, is to blame. Answers are bounded (see ``worker``): the parent
 never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
-never pickles: the worker runs the implementation's code. The worker leads its own process
-group, which ends with it.
+never pickles: the worker runs the implementation's code.
+
+Every worker is a fresh process started in a sandbox of its own where the machine offers one
+(``engine.sandbox``: Linux, bubblewrap): it sees the filesystem read-only but for its scratch
+folder, sees no process outside the sandbox, has no network, and everything it starts ends with
+it. Without a sandbox it still leads a session and process group of its own, ended with it.
 ``none`` mode calls in-process, for debugging and speed; it cannot survive a crash or enforce a
 timeout or a memory limit."""
 
@@ -22,15 +26,17 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import json
 import mmap
-import multiprocessing
 import os
 import pickle
+import select
 import shutil
 import signal
+import socket
 import statistics
+import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,13 +44,14 @@ import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 
-from engine import worker
+from engine import sandbox, worker
 from engine.forms import INITIALIZER, STATIC, SYMBOLIC
 from engine.plugins import UsageError, check, describe, portable, resolve
 
@@ -52,7 +59,6 @@ ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
 _EXIT_GRACE_SECONDS = 1.0
 _REPLY_CAP = worker.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
-_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36  # linux/prctl.h
 _READY_CAP = 1 << 20  # the worker's first message: what it loaded, or why it did not
 _ERROR_CHARS = 4000
 _WATCH_SECONDS = 0.05  # how often a call in progress has its worker's memory checked
@@ -103,17 +109,6 @@ class Reply:
     model_seconds: float = 0.0
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """forkserver where the platform has it: a fresh worker is a fork of a small, thread-free
-    server that already imported numpy, so restarts after a crash are cheap and onnxruntime's
-    threads in this process are never forked. spawn elsewhere."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["engine.worker"])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 def _loaded(message: bytes) -> dict:
     """The worker's first message, checked: ``{"ready": description}`` or ``{"error": text}``."""
     try:
@@ -129,28 +124,9 @@ def _loaded(message: bytes) -> dict:
     return loaded
 
 
-def _forkserver_gone() -> bool:
-    """Whether the forkserver that starts workers (and reports their exit status) has died."""
-    from multiprocessing import forkserver
-
-    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
-    if pid is None:
-        return False
-    try:  # WNOWAIT: multiprocessing reaps it itself when it starts a new one
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except (ChildProcessError, AttributeError):
-        return False
-
-
-_LOST = -1000  # an exit status nobody could read (see _Worker.stop)
-
-
 def _death(exitcode: int | None) -> str:
     if exitcode is None:
         return "the worker closed its connection without answering"
-    if exitcode == _LOST:
-        return ("the worker process ended, with an exit status no one can tell: the forkserver process that "
-                "started it (and reports it) was killed")
     if exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
@@ -162,27 +138,31 @@ def _death(exitcode: int | None) -> str:
 
 class _Arena:
     """Memory shared with one worker for large inputs: a file in /dev/shm (the temporary folder
-    where there is none) that both processes map. Its name is removed as soon as the worker has
-    mapped it, so nothing is left behind however either process ends."""
+    where there is none), removed as soon as it is made; the worker maps it through the
+    descriptor it inherits, so nothing is left behind however either process ends."""
 
     SIZE = 32 << 20
 
     def __init__(self) -> None:
         shm = "/dev/shm"
-        descriptor, self.path = tempfile.mkstemp(prefix="argmin-arena-", dir=shm if os.path.isdir(shm) else None)
+        self.descriptor, path = tempfile.mkstemp(prefix="argmin-arena-", dir=shm if os.path.isdir(shm) else None)
+        os.unlink(path)
         try:
-            os.ftruncate(descriptor, self.SIZE)
-            self.memory = mmap.mmap(descriptor, self.SIZE)
-        finally:
-            os.close(descriptor)
+            os.ftruncate(self.descriptor, self.SIZE)
+            self.memory = mmap.mmap(self.descriptor, self.SIZE)
+        except BaseException:
+            self.release()
+            raise
         self.view = np.frombuffer(self.memory, np.uint8)
 
-    def unlink(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+    def release(self) -> None:
+        """Close the descriptor (once the worker has inherited it): the mapping stays."""
+        if self.descriptor is not None:
+            os.close(self.descriptor)
+            self.descriptor = None
 
     def close(self) -> None:
-        self.unlink()
+        self.release()
         self.view = None
         with contextlib.suppress(BufferError, ValueError):
             self.memory.close()
@@ -210,112 +190,184 @@ class _Arena:
         return sent
 
 
-class _Worker:
-    """One worker process, the parent's end of its pipe and the memory they share."""
+# How a worker starts: the suite's own folder on its import path, then engine.worker.main with
+# the descriptors it inherited and its settings.
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from engine.worker import main; main(sys.argv[2:])"
+_ROOT = str(Path(__file__).resolve().parent.parent)
+_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
-    def __init__(self, impl: str, path: list[str], cwd: str, memory_limit: int | None, log: str | None,
-                 compile_cache: str | None) -> None:
-        context = _context()
-        self.conn, child = context.Pipe(duplex=True)
+
+@dataclass(frozen=True)
+class _Launch:
+    """What every worker of a Runner is started with."""
+
+    impl: str
+    path: list[str]
+    cwd: str
+    memory_limit: int | None
+    log: str | None  # where its stdout and stderr go (appended); None: this process's own
+    sandbox: sandbox.Sandbox
+    writable: tuple[str, ...]  # folders besides its scratch folder it may write (in a sandbox)
+    compile_cache: str | None  # the implementation's folder of the compile cache (one of writable), or None
+
+
+def _log(path: str | None) -> int | None:
+    """The worker's stdout and stderr: ``path`` opened for appending, never through a symlink."""
+    if path is None:
+        return None
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+
+
+class _Worker:
+    """One worker process, started in a sandbox of its own (where there is one) with two
+    inherited descriptors, its connection to this process and the memory they share, and a
+    scratch folder of its own (its HOME, TMPDIR and XDG_CACHE_HOME), removed when it ends."""
+
+    def __init__(self, launch: _Launch, ahead: bool = False) -> None:
+        self.ahead = ahead  # started before it was needed (Runner._ready)
+        self.sandboxed = launch.sandbox.mechanism is not None
         self.arena = _Arena()
-        # The worker's temporary folder (TMPDIR): what its runtime leaves there goes with it, even
-        # when it is killed mid-call.
         self.scratch = tempfile.mkdtemp(prefix="argmin-worker-")
-        self.process = context.Process(target=worker.serve,
-                                       args=(child, impl, path, cwd, memory_limit, self.arena.path, log,
-                                             self.scratch, compile_cache),
-                                       name="argmin-impl-worker", daemon=False)
+        self.init: int | None = None  # a pidfd of the sandbox's first process, with which everything in it ends
+        parent, child = socket.socketpair()
+        if hasattr(socket, "SO_PASSCRED"):  # the worker's first byte says which process it is (_hello)
+            parent.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        # Where bwrap says which process is the sandbox's first (--info-fd).
+        self.info, told = os.pipe() if self.sandboxed else (None, None)
         try:
-            self.process.start()
-        except BaseException:  # no worker (a forkserver that cannot start one): nothing left in /dev/shm
-            self.arena.close()
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            self.conn.close()
+            self.process = self._spawn(launch, child.fileno(), told)
+        except BaseException:  # no worker: nothing left behind
+            parent.close()
+            self._remove()
             raise
         finally:
-            child.close()  # so that the worker's death reads as EOF here
+            child.close()
+            self.arena.release()
+            if told is not None:
+                os.close(told)
+        self.pid = self.process.pid  # the worker's own, once it said hello (in a sandbox: not bwrap's)
+        self.conn = Connection(parent.detach())
         self.ready = False
         self.description: dict | None = None  # what the worker loaded (plugins.describe)
+
+    def _spawn(self, launch: _Launch, conn: int, told: int | None) -> subprocess.Popen:
+        settings = {"impl": launch.impl, "path": launch.path, "cwd": launch.cwd, "memory_limit": launch.memory_limit,
+                    "compile_cache": launch.compile_cache}
+        argv = [sys.executable, "-c", _BOOT, _ROOT, str(conn), str(self.arena.descriptor), json.dumps(settings)]
+        command = launch.sandbox.wrap(argv, self.scratch, launch.writable, launch.cwd, told)
+        environment = {**os.environ, "HOME": self.scratch, "TMPDIR": self.scratch,
+                       "XDG_CACHE_HOME": os.path.join(self.scratch, ".cache")}
+        output = _log(launch.log)
+        try:
+            # A session of its own: no terminal, no Ctrl-C (this process decides when it ends),
+            # and, unsandboxed, a process group that ends with it.
+            return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, cwd=launch.cwd,
+                                    env=environment, start_new_session=True,
+                                    pass_fds=[fd for fd in (conn, self.arena.descriptor, told) if fd is not None])
+        finally:
+            if output is not None:
+                os.close(output)
 
     def wait_ready(self) -> str | None:
         """None when the implementation loaded, else why not. A load error (a bad --impl, a
         module that does not import) is a UsageError, as it would be in-process."""
+        deadline = time.monotonic() + _STARTUP_SECONDS
+        if not self._hello(deadline):
+            return f"{_death(self.stop())} before it started"
+        if not self.conn.poll(max(0.0, deadline - time.monotonic())):
+            self.kill()
+            return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
         try:
-            if not self.conn.poll(_STARTUP_SECONDS):
+            message = _loaded(self.conn.recv_bytes(_READY_CAP))
+        except (EOFError, OSError) as exc:
+            if str(exc) == "bad message length":
                 self.kill()
-                return f"the worker did not load the implementation within {_STARTUP_SECONDS:g} s"
-            try:
-                message = _loaded(self.conn.recv_bytes(_READY_CAP))
-            except (EOFError, OSError) as exc:
-                if str(exc) == "bad message length":
-                    self.kill()
-                    return f"the worker sent more than the {worker.format_size(_READY_CAP)} its first message may take"
-                return _death(self.stop())
-            except worker.Malformed as exc:
-                self.kill()
-                return f"the worker sent a malformed first message ({exc})"
-        finally:
-            self.arena.unlink()  # mapped by now, or never to be
+                return f"the worker sent more than the {worker.format_size(_READY_CAP)} its first message may take"
+            return _death(self.stop())
+        except worker.Malformed as exc:
+            self.kill()
+            return f"the worker sent a malformed first message ({exc})"
         if "error" in message:
             self.stop()
             raise UsageError(message["error"])
         self.ready, self.description = True, message["ready"]
         return None
 
-    def stop(self) -> int | None:
-        """Let the worker exit (it does when its pipe closes), kill it if it does not, and end
-        whatever it started (see ``_end_group``)."""
-        self.conn.close()
-        self.process.join(_EXIT_GRACE_SECONDS)
-        if self.process.exitcode is None:
-            self.process.kill()
-            self.process.join()
-        exitcode = self.process.exitcode
-        if exitcode == 255 and _forkserver_gone():
-            # multiprocessing reads a worker's status from its forkserver, and says 255 when that
-            # is gone; the worker is then this process's child (guard_owner made it a subreaper).
-            exitcode = self._own_status()
-        self._end_group()
-        shutil.rmtree(self.scratch, ignore_errors=True)  # after the group: nothing writes there any more
-        self.arena.close()
-        return exitcode
+    def _hello(self, deadline: float) -> bool:
+        """Read the byte the worker sends before any of the implementation's code runs: its
+        credentials name the worker process as this process sees it (the memory watch reads its
+        size). In a sandbox, also which process is the sandbox's first. False when it never came."""
+        if not self.conn.poll(max(0.0, deadline - time.monotonic())):
+            return False
+        sock = socket.socket(fileno=self.conn.fileno())
+        try:
+            byte, ancillary, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(_CREDENTIALS.size))
+            if hasattr(socket, "SO_PASSCRED"):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
+        except OSError:
+            return False
+        finally:
+            sock.detach()
+        for level, kind, data in ancillary:
+            if (level, kind) == (socket.SOL_SOCKET, getattr(socket, "SCM_CREDENTIALS", None)):
+                self.pid = _CREDENTIALS.unpack_from(data)[0]
+        if self.info is not None:
+            self.init = _first_process(self.info)
+            self.info = None
+        return byte == b"\0"
 
-    def _own_status(self) -> int:
-        """The exit status of a worker orphaned by its forkserver, read here; _LOST where this
-        process is not its subreaper or it does not end within the grace period."""
-        deadline = time.monotonic() + _EXIT_GRACE_SECONDS
-        while True:
-            try:
-                pid, status = os.waitpid(self.process.pid, os.WNOHANG)
-            except ChildProcessError:
-                return _LOST
-            if pid:
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() > deadline:
-                return _LOST
-            time.sleep(0.01)
+    def stop(self) -> int | None:
+        """Let the worker exit (it does when its connection closes), kill it if it does not,
+        and end whatever it started (see ``_end``)."""
+        self.conn.close()
+        try:
+            exitcode = self.process.wait(_EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            exitcode = self.process.wait()
+        self._end()
+        # bwrap reports a worker killed by signal N as status 128 + N, as shells do.
+        return -(exitcode - 128) if self.sandboxed and 128 < exitcode <= 128 + 64 else exitcode
 
     def kill(self) -> None:
         self.process.kill()
-        self.process.join()
-        self._end_group()
-        shutil.rmtree(self.scratch, ignore_errors=True)  # after the group: nothing writes there any more
+        self.process.wait()
+        self._end()
         self.conn.close()
+
+    def _end(self) -> None:
+        """End every process the worker started: in a sandbox, its first process (the kernel
+        ends everything in its PID namespace with it, setsid or not), waiting until all are gone;
+        unsandboxed, the worker's process group (a child that left it, setsid, is beyond this).
+        Then its scratch folder goes: nothing writes there any more."""
+        if self.init is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.init, signal.SIGKILL)
+            select.select([self.init], [], [], _EXIT_GRACE_SECONDS)  # readable once it is gone
+            os.close(self.init)
+            self.init = None
+        elif hasattr(os, "killpg"):
+            with contextlib.suppress(OSError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self._remove()
+
+    def _remove(self) -> None:
+        if self.info is not None:
+            os.close(self.info)
+            self.info = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
         self.arena.close()
 
-    def _end_group(self) -> None:
-        """The worker leads a process group of its own (worker.serve): its children, which may
-        hold the run's stdout open (``nox ... | cat`` would wait for them), end with it. A child
-        that left the group (setsid) is beyond this."""
-        if not hasattr(os, "killpg") or self.process.pid is None:
-            return
-        with contextlib.suppress(OSError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        # Those that became this process's children (a subreaper's: see guard_owner) are reaped.
-        deadline = time.monotonic() + 0.1
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-self.process.pid, os.WNOHANG)[0] or time.monotonic() < deadline:
-                time.sleep(0.005)
+
+def _first_process(info: int) -> int | None:
+    """A pidfd of the sandbox's first process, from what bwrap wrote to ``info`` (--info-fd);
+    None where it wrote nothing (it failed) or that process is already gone."""
+    try:
+        with os.fdopen(info, "rb") as told:
+            pid = json.loads(told.read(4096) or b"{}").get("child-pid")
+        return os.pidfd_open(pid) if isinstance(pid, int) else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()
@@ -323,26 +375,9 @@ _live: weakref.WeakSet[Runner] = weakref.WeakSet()
 
 @atexit.register
 def _close_all() -> None:
-    """Workers are not daemons (so implementations may start processes of their own); end them
-    before multiprocessing's own exit handler would wait for them."""
+    """End every worker (and its sandbox) before the interpreter exits."""
     for runner in list(_live):
         runner.close()
-
-
-def guard_owner() -> bool:
-    """Linux: make this process (the one that owns the run) non-dumpable, so that no process of
-    the same user without CAP_SYS_PTRACE, the worker running the implementation included, can
-    ptrace it or read or write its memory through /proc/PID/mem (its /proc entries other than
-    the world-readable ones become root's); and a child subreaper, so that a worker whose
-    forkserver was killed becomes its child and its exit status can still be read. Returns
-    whether it did both; elsewhere it does nothing."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _group(call: Call) -> tuple | None:
@@ -357,10 +392,13 @@ class Runner:
 
     def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0,
                  memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT, log: Path | None = None,
-                 compile_cache: Path | None = None) -> None:
+                 compile_cache: Path | None = None, sandbox_mode: str = "auto",
+                 writable: Sequence[str | Path] = ()) -> None:
         """``log``: where the worker's stdout and stderr go (process isolation); None leaves
-        them on the caller's. ``compile_cache``: the implementation's folder of the compile cache
-        (engine.adapters.compile_cache), the one place besides its scratch folder it writes to."""
+        them on the caller's. ``sandbox_mode``: ``--sandbox`` (engine.sandbox.MODES).
+        ``compile_cache``: the implementation's folder of the compile cache
+        (engine.adapters.compile_cache), which it may write too. ``writable``: folders a sandboxed
+        worker may write besides its scratch folder (created where missing)."""
         if isolation not in ISOLATION_MODES:
             raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
         if not timeout > 0:
@@ -373,22 +411,33 @@ class Runner:
         self._spent = worker.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
+        self._spare: _Worker | None = None  # the next worker, started ahead (see _ready)
         self.restarts = 0  # workers started after the first, i.e. after crashes and timeouts
         self._started = 0
         self.description: dict | None = None
+        self.sandbox = sandbox.NONE if isolation == "none" else sandbox.choose(sandbox_mode)
         if isolation == "none":
             with worker.compile_cache_at(compile_cache):
                 self._fn = resolve(impl)
             self.description = describe(impl, self._fn)
         else:
-            # The implementation is imported only in the worker: a plug-in that crashes on
-            # import, or imports a heavy runtime, never does so in the process owning the run.
-            # Every worker, even one restarted after the caller changed directory, loads the same.
-            self._worker_args = (portable(impl), list(sys.path), os.getcwd(), memory_limit,
-                                 None if log is None else str(Path(log).resolve()),
-                                 None if compile_cache is None else str(compile_cache))
+            self._launch = self._launch_of(log, writable, compile_cache)
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
+
+    def _launch_of(self, log: Path | None, writable: Sequence[str | Path], compile_cache: Path | None) -> _Launch:
+        """How every worker starts. The implementation is imported only in the worker: a plug-in
+        that crashes on import, or imports a heavy runtime, never does so in the process owning
+        the run. Every worker, even one restarted after the caller changed directory, loads the same."""
+        if not hasattr(os, "fork"):
+            raise UsageError("--isolation process needs Linux or macOS (a worker inherits its connection as a file "
+                             "descriptor); use --isolation none here")
+        cache = None if compile_cache is None else str(Path(compile_cache).resolve())
+        folders = tuple(str(Path(folder).resolve()) for folder in writable) + ((cache,) if cache else ())
+        for folder in folders:
+            os.makedirs(folder, exist_ok=True)
+        return _Launch(portable(self.impl), list(sys.path), os.getcwd(), self.memory_limit,
+                       None if log is None else str(Path(log).resolve()), self.sandbox, folders, cache)
 
     def load(self) -> dict:
         """Wait until the implementation has loaded and return what it is (``plugins.describe``);
@@ -410,7 +459,8 @@ class Runner:
         return self.description
 
     def _start(self) -> None:
-        self._worker = _Worker(*self._worker_args)
+        """Make the worker for the next calls: the spare, where one was started ahead (_ready)."""
+        self._worker, self._spare = self._spare or _Worker(self._launch), None
         self.restarts += self._started > 0
         self._started += 1
 
@@ -546,8 +596,7 @@ class Runner:
         assert current is not None
         start = time.perf_counter()
         if not current.ready:
-            problem = current.wait_ready()
-            self.description = self.description or current.description
+            problem = self._ready(current)
             if problem is not None:
                 self._worker = None
                 unit = units.popleft()
@@ -556,7 +605,7 @@ class Runner:
                 if unit[1:]:
                     units.appendleft(unit[1:])
                 return
-            start = time.perf_counter()
+            current, start = self._worker, time.perf_counter()
         refused = [self.refused(calls, unit) for unit in units]
         request = pickle.dumps(current.arena.pack(calls, units, refused), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
@@ -586,6 +635,25 @@ class Runner:
             units.popleft()
             self._adapted(calls, unit, replies)
 
+    def _ready(self, current: _Worker) -> str | None:
+        """Wait until ``current``, the worker, has loaded the implementation: None, or why it did
+        not. A worker started ahead that did not load is replaced by one started now: it loaded
+        while another worker lived, which held what the implementation takes only once (a device).
+        Once the implementation has crashed or hung, the next worker is started ahead as soon as
+        this one has loaded, and loads in its sandbox while this one works: a fresh interpreter
+        takes up to a second to load a runtime, which a crash then no longer costs."""
+        try:
+            problem = current.wait_ready()
+        except UsageError:
+            if not current.ahead:
+                raise
+            self._worker = current = _Worker(self._launch)
+            problem = current.wait_ready()
+        self.description = self.description or current.description
+        if problem is None and self.restarts and self._spare is None:
+            self._spare = _Worker(self._launch, ahead=True)
+        return problem
+
     def _reply(self, current: _Worker, start: float, timeout: float, nodes: int = 1) -> Reply:
         """The worker's reply to its next call, or what happened to the worker instead (with
         ``nodes``: the calls of the pack in flight that are still unanswered)."""
@@ -595,7 +663,7 @@ class Runner:
         except OSError:  # the worker is gone: reading says how
             waited = "answered"
         if waited != "answered":
-            held = _resident(current.process.pid)
+            held = _resident(current.pid)
             current.kill()
             self._worker = None
             error = f"no answer within {timeout:g} s" if waited == "timeout" else \
@@ -633,7 +701,7 @@ class Runner:
         while True:
             if waited >= timeout:
                 return "timeout"
-            if self.memory_limit is not None and _resident(current.process.pid) > self.memory_limit:
+            if self.memory_limit is not None and _resident(current.pid) > self.memory_limit:
                 return "crash"
             step = min(timeout - waited, _WATCH_SECONDS)
             if current.conn.poll(step):
@@ -641,6 +709,9 @@ class Runner:
             waited += step
 
     def close(self) -> None:
+        if self._spare is not None:
+            self._spare.kill()
+            self._spare = None
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
@@ -658,9 +729,11 @@ def trivial_argmin(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int
     return np.argmin(data, axis=axis, keepdims=bool(keepdims))
 
 
-def benchmark(calls: int = 2000, shape: tuple[int, ...] = (4, 8)) -> dict[str, float]:
-    """Median seconds per call of a trivial numpy implementation in each isolation mode, and
-    the per-call overhead of process isolation. Prints nothing: callers format the figures."""
+def benchmark(calls: int = 2000, shape: tuple[int, ...] = (4, 8), starts: int = 7) -> dict[str, float]:
+    """Median seconds per call of a trivial numpy implementation in each isolation mode, the
+    per-call overhead of process isolation, and the median time a worker takes to start and
+    load it (``start_s``: what a crash costs before the next call). Prints nothing: callers
+    format the figures."""
     data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     impl = "engine.isolation:trivial_argmin"
     medians = {}
@@ -674,10 +747,20 @@ def benchmark(calls: int = 2000, shape: tuple[int, ...] = (4, 8)) -> dict[str, f
                 times.append(time.perf_counter() - start)
         medians[mode] = statistics.median(times)
     return {"process_s": medians["process"], "none_s": medians["none"],
-            "overhead_s": medians["process"] - medians["none"], "ratio": medians["process"] / medians["none"]}
+            "overhead_s": medians["process"] - medians["none"], "ratio": medians["process"] / medians["none"],
+            "start_s": statistics.median(_start_up(impl) for _ in range(starts))}
+
+
+def _start_up(impl: str) -> float:
+    """Seconds from a Runner's creation until its worker has loaded ``impl``."""
+    start = time.perf_counter()
+    with Runner(impl) as runner:
+        runner.load()
+        return time.perf_counter() - start
 
 
 if __name__ == "__main__":
     figures = benchmark()
     print(f"median per call: process {figures['process_s'] * 1e6:.1f} us, in-process {figures['none_s'] * 1e6:.1f} us; "
-          f"overhead {figures['overhead_s'] * 1e6:.1f} us ({figures['ratio']:.1f}x)")
+          f"overhead {figures['overhead_s'] * 1e6:.1f} us ({figures['ratio']:.1f}x); worker start-up "
+          f"{figures['start_s'] * 1e3:.0f} ms")

@@ -18,6 +18,7 @@ from results.verdict import CLAIMS
 from . import forms, runtimes
 from .isolation import ISOLATION_MODES, Runner
 from .plugins import UsageError, check, model_based, portable
+from .sandbox import MODES
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
 
 LANGS = ("en", "zh-TW")
@@ -44,6 +45,9 @@ OPTIONS = (
     ("--report-dir", "DIR", "where the reports are written", str(DEFAULT_REPORT_DIR)),
     ("--timeout", "SECONDS", "time allowed for one call of the implementation", "10"),
     ("--isolation", "MODE", "process (default: the implementation runs in a worker process) or none", "process"),
+    ("--sandbox", "MODE", "auto (default: each worker process runs in a sandbox where the system offers one, Linux "
+                          "with bubblewrap; the report says whether it did), require (stop when there is none) or off",
+     "auto"),
     ("--memory-limit", "SIZE", f"memory the implementation's worker process may hold (default "
                                f"{format_size(DEFAULT_MEMORY_LIMIT)}; e.g. 512M, 16G, none); holding more is a crash, "
                                f"out of memory", format_size(DEFAULT_MEMORY_LIMIT)),
@@ -77,6 +81,7 @@ class Settings:
     claim: str = "implemented"  # --claim (results.verdict.CLAIMS)
     packing: bool = True  # --packing: packed models for valid and census cases (engine.isolation.Runner.packs)
     compile_cache: Path | None = None  # --compile-cache: the folder of every runtime's compile cache; None: off
+    sandbox: str = "auto"  # --sandbox (engine.sandbox.MODES): where worker processes run
 
 
 def _split(text: str) -> list[str]:
@@ -137,25 +142,27 @@ def validate(values: dict[str, str | None]) -> Settings:
             from None
     if timeout <= 0:
         raise UsageError("--timeout must be positive; use e.g. --timeout 10")
-    isolation = values.get("isolation") or "process"
-    if isolation not in ISOLATION_MODES:
-        raise UsageError(f"unknown isolation {isolation!r}; choose process or none")
+    isolation = _one_of(values, "isolation", "isolation", ISOLATION_MODES)
     limit = memory_limit(values.get("memory_limit") or format_size(DEFAULT_MEMORY_LIMIT))
-    lang = values.get("lang") or "en"
-    if lang not in LANGS:
-        raise UsageError(f"unknown report language {lang!r}; choose en or zh-TW")
-    claim = values.get("claim") or "implemented"
-    if claim not in CLAIMS:
-        raise UsageError(f"unknown claim {claim!r}; choose {' or '.join(CLAIMS)} (e.g. --claim all)")
-    packing = values.get("packing") or "on"
-    if packing not in PACKING:
-        raise UsageError(f"unknown packing {packing!r}; choose on or off (e.g. --packing off)")
+    lang = _one_of(values, "lang", "report language", LANGS)
+    claim = _one_of(values, "claim", "claim", CLAIMS)
+    packing = _one_of(values, "packing", "packing", PACKING)
+    sandboxing = _one_of(values, "sandbox", "sandbox mode", MODES)
     impl = values.get("impl") or runtimes.DEFAULT.word
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     cache = values.get("compile_cache") or str(DEFAULT_COMPILE_CACHE)
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
                     timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on",
-                    None if cache == "off" else Path(cache).expanduser())
+                    None if cache == "off" else Path(cache).expanduser(),
+                    sandboxing)
+
+
+def _one_of(values: dict[str, str | None], name: str, label: str, choices: tuple[str, ...]) -> str:
+    """The value of ``--name``, one of ``choices`` (the first when it is not set); UsageError otherwise."""
+    value = values.get(name) or choices[0]
+    if value not in choices:
+        raise UsageError(f"unknown {label} {value!r}; choose {' or '.join(choices)} (e.g. --{name} {choices[-1]})")
+    return value
 
 
 def _forms(impl: str, text: str | None) -> tuple[str, ...] | None:
@@ -177,7 +184,7 @@ def implementation(settings: Settings) -> Runner:
     settings.report_dir.mkdir(parents=True, exist_ok=True)
     return Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
                   memory_limit=settings.memory_limit, log=settings.report_dir / IMPLEMENTATION_LOG,
-                  compile_cache=compile_cache_folder(settings))
+                  compile_cache=compile_cache_folder(settings), sandbox_mode=settings.sandbox)
 
 
 def compile_cache_folder(settings: Settings) -> Path | None:

@@ -192,9 +192,10 @@ def resolve(impl: str) -> Callable[..., Any]:
             return runtime.create(argument)
         except Unavailable as exc:
             raise UsageError(f"--impl {impl!r}: {exc}") from None
-    from engine import adapters  # the adapters import onnx: only pay for it when asked
-
     if impl.startswith(_MODEL_PREFIX):
+        # The adapters import onnx (and ml_dtypes, half a second): only a model plug-in pays for them.
+        from engine import adapters
+
         return adapters.ModelPluginArgMin(_load(impl, *_model_parts(impl)))
     return _load(impl, *_split(impl))
 

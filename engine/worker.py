@@ -26,19 +26,18 @@ import functools
 import json
 import math
 import mmap
+import multiprocessing
 import os
 import pickle
 import signal
 import struct
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import ml_dtypes
 import numpy as np
 
 try:
@@ -340,6 +339,10 @@ def _dtype_text(dtype: np.dtype) -> bytes:
 def _dtype(text: str) -> np.dtype:
     """The dtype a reply names, numpy's own or one of ml_dtypes' (bfloat16, float8: their ``str``
     is only a size, so their name says which)."""
+    # Imported here, not with this module: a worker process needs ml_dtypes only for such inputs
+    # (unpickling them imports it), and importing it takes about half a second.
+    import ml_dtypes
+
     code, _, name = text.rpartition("|")
     found = getattr(ml_dtypes, name, None) if name and not name.startswith("_") else None
     dtype = np.dtype(found) if isinstance(found, type) and issubclass(found, np.generic) else np.dtype(code)
@@ -415,10 +418,10 @@ def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
 SHARED_MIN_BYTES = 32 << 10
 
 
-def _shared(arena: mmap.mmap | None, item: Any) -> Any:
+def _shared(arena: mmap.mmap, item: Any) -> Any:
     """A call's input: a private, writable copy, as ``Runner`` gives in-process (unpickled small
     arrays are read-only views of the request's bytes, and a verdict must not depend on the mode)."""
-    if arena is not None and isinstance(item, tuple):
+    if isinstance(item, tuple):
         offset, dtype, shape = item
         count = math.prod(shape)
         return np.frombuffer(arena, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
@@ -444,17 +447,6 @@ class Refusals:
             self._refused.setdefault(group, True)
 
 
-def _output_to(log_path: str) -> None:
-    """Point this process's stdout and stderr (the file descriptors, so that native code and
-    children write there too) at the end of ``log_path``."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    for target in (1, 2):
-        os.dup2(fd, target)
-    os.close(fd)
-
-
 @contextlib.contextmanager
 def compile_cache_at(folder: Path | str | None) -> Iterator[None]:
     """While loading an implementation: the compile cache folder its adapter reads
@@ -470,30 +462,38 @@ def compile_cache_at(folder: Path | str | None) -> Iterator[None]:
             os.environ[COMPILE_CACHE_ENV] = previous
 
 
-def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None,
-          arena_path: str | None = None, log_path: str | None = None, scratch: str | None = None,
+def main(argv: list[str]) -> None:
+    """The worker process's entry (``python -c BOOT ...``, see isolation._Worker): ``argv`` holds
+    the inherited descriptors of its connection to the parent and of the shared memory, then
+    the settings as JSON. It tells the parent it is up (one byte, before any of the
+    implementation's code runs: its credentials say which process this is, seen from the
+    parent, even inside a sandbox's PID namespace), then serves."""
+    conn_fd, arena_fd, settings = int(argv[0]), int(argv[1]), json.loads(argv[2])
+    try:
+        os.write(conn_fd, b"\0")
+    except OSError:  # the parent is gone already (it closed this worker before it started)
+        return
+    multiprocessing.current_process().name = "argmin-impl-worker"
+    serve(Connection(conn_fd), settings["impl"], settings["path"], settings["cwd"], settings["memory_limit"],
+          arena_fd, settings.get("compile_cache"))
+
+
+def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None, arena_fd: int,
           compile_cache: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of packs of calls
     ``[([data, ...], version, [attributes, ...], form, refused), ...]`` (see ``answers``)
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
-    What the implementation writes to stdout and stderr goes to ``log_path`` (appended), not
-    between the suite's own lines; its temporary files to ``scratch``, which the parent removes
-    when this worker ends; what it compiles to ``compile_cache`` (its runtime's folder of the
-    compile cache), where it has one."""
-    # Ctrl-C and a CI's SIGTERM reach the whole process group: the parent decides what happens
-    # (it ends this worker as it stops), not the worker, which would otherwise die mid-call and
-    # have the case in flight recorded as a crash.
+    What it compiles goes to ``compile_cache`` (its runtime's folder of the compile cache), where
+    it has one. The parent set up everything else: stdout and stderr (the implementation's log),
+    the temporary folder, the sandbox, the process group."""
+    # Ctrl-C and a CI's SIGTERM are for the parent: it decides what happens (it ends this
+    # worker as it stops), not the worker, which would otherwise die mid-call and have the case
+    # in flight recorded as a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if hasattr(os, "setpgid"):  # a group of its own, which the parent ends with it (isolation._Worker)
-        os.setpgid(0, 0)
-    if log_path is not None:
-        _output_to(log_path)
     sys.path[:] = path
     os.chdir(cwd)
-    if scratch is not None:
-        os.environ["TMPDIR"] = tempfile.tempdir = scratch  # children (compilers) see it too
     from engine.plugins import UsageError, describe, resolve
 
     try:
@@ -503,10 +503,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     except UsageError as exc:
         conn.send_bytes(json.dumps({"error": str(exc)}).encode())
         return
-    arena = None
-    if arena_path is not None:
-        with open(arena_path, "r+b") as file:
-            arena = mmap.mmap(file.fileno(), 0)
+    arena = mmap.mmap(arena_fd, 0)
+    os.close(arena_fd)  # the mapping keeps the memory
     conn.send_bytes(json.dumps({"ready": description}, default=str).encode())
     checked, spent = time.monotonic(), NONE
     while True:

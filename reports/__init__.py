@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from results import RawRun
+from results import RawRun, files
 
 from .aggregate import SCHEMA, aggregate
 from .junit import to_junit
@@ -16,14 +16,14 @@ __all__ = ["SCHEMA", "aggregate", "write_documents", "write_reports"]
 
 
 def write_documents(document: dict, report_dir: Path, lang: str = "en") -> dict[str, Path]:
-    """Write the three files for an already aggregated document."""
+    """Write the three files for an already aggregated document, each renamed into place whole
+    and never through a link (results.files.write)."""
     report_dir = Path(report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"html": report_dir / "report.html", "json": report_dir / "report.json", "junit": report_dir / "junit.xml"}
-    paths["json"].write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    paths["html"].write_text(render_report(document, lang), encoding="utf-8")
-    paths["junit"].write_bytes(to_junit(document))
-    return paths
+    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    return {"html": files.write(report_dir, "report.html", render_report(document, lang).encode("utf-8")),
+            "json": files.write(report_dir, "report.json", text.encode("utf-8")),
+            "junit": files.write(report_dir, "junit.xml", to_junit(document))}
 
 
 def write_reports(raw: RawRun, report_dir: Path, lang: str = "en") -> dict[str, Path]:

@@ -162,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         _say(f"error: cannot read or write {exc.filename}: {exc.strerror}; check the path", file=sys.stderr)
         return 2
+    except MemoryError:
+        _say("error: this process ran out of memory reading the report (its limit is lower than the files need); "
+             "check them where more memory is allowed", file=sys.stderr)
+        return 2
     except MALFORMED as exc:
         text = " ".join(str(exc).split())[:200]
         _say(f"error: a malformed report or raw results file ({type(exc).__name__}: {text}); pass the files a "

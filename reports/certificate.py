@@ -2,8 +2,9 @@
 and a digest over every judged case, so that a customer can check the report (``nox -s verify``)
 instead of taking it on trust.
 
-Only a complete certify run from a committed, unmodified checkout is a certificate; every other
-run carries the same block and says plainly why it is not one."""
+Only a complete certify run from a committed, unmodified checkout, with the implementation in a
+sandbox, is a certificate; every other run carries the same block and says plainly why it is not
+one."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from .i18n import Translator
 
 CERTIFY = "certify"
 # Why a run is not a certificate, in the order a reader should hear it (message keys "why-*").
-REASONS = ("profile", "incomplete", "no-commit", "modified-tree", "no-digests")
+REASONS = ("profile", "incomplete", "no-commit", "modified-tree", "not-sandboxed", "no-digests")
+# Where a run recorded no sandbox (reports written before the sandbox existed).
+UNRECORDED = {"mechanism": None, "denies": [], "reason": "the run recorded no sandbox"}
 
 
 def device(environment: dict[str, Any], impl: str) -> str | None:
@@ -39,9 +42,16 @@ def _reasons(raw: RawRun) -> list[str]:
         "incomplete": not raw.info.complete,
         "no-commit": not environment.get("git_commit"),
         "modified-tree": bool(environment.get("git_commit")) and environment.get("git_dirty") is not False,
+        "not-sandboxed": not _sandbox(environment)["mechanism"],
         "no-digests": any(not (r.input_digest and r.answer_digest) for r in raw.results),
     }
     return [reason for reason in REASONS if found[reason]]
+
+
+def _sandbox(environment: dict[str, Any]) -> dict[str, Any]:
+    """Where the implementation ran (engine.sandbox.Sandbox.record), as the run recorded it."""
+    recorded = environment.get("sandbox")
+    return recorded if isinstance(recorded, dict) and "mechanism" in recorded else UNRECORDED
 
 
 def certificate(raw: RawRun) -> dict[str, Any]:
@@ -64,6 +74,7 @@ def certificate(raw: RawRun) -> dict[str, Any]:
         "versions": sorted(int(v) for v in info.versions),
         "types": None if info.type_names is None else [str(t) for t in info.type_names],
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
+        "sandbox": _sandbox(environment),
         "cases": len(raw.results),
         "results_digest": results_digest(raw.results),
     }

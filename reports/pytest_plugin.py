@@ -13,7 +13,7 @@ import pytest
 
 from results import IMPLEMENTATION_LOG, RAW, RawRun
 
-from . import write_documents
+from . import render, write_documents
 from .aggregate import aggregate
 from .certificate import certificate_line
 from .i18n import Translator
@@ -25,6 +25,13 @@ _RECOVERED = pytest.StashKey[Path]()
 
 # What the implementation printed: named where there is any.
 _LOG_KIND = "implementation output (its stdout and stderr)"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before the suites load the implementation (their own pytest_configure): everything this
+    writer needs at the end of the run is imported and compiled now."""
+    render.preload()
 
 
 def _write(run: RawRun, report_dir: Path) -> tuple[dict, dict[str, Path]]:

@@ -19,18 +19,28 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Environment entries the report shows elsewhere (implementation, certificate) or leaves out:
 # the paths of the implementation's file and of the Python executable say nothing to a reader.
 ENV_SHOWN = ("impl", "module", "package", "version", "package_version", "file", "executable", "git_commit",
-             "git_dirty", "spec_sha256")
+             "git_dirty", "spec_sha256", "sandbox")
 
 
 @cache
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+    # auto_reload off: a template compiled once (see preload) is never read from disk again.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, auto_reload=False,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["heat"] = heat
     env.filters["percent"] = percent
     env.filters["seconds"] = lambda s: f"{float(s):.1f}"
     env.filters["anchor"] = clause_anchor
     return env
+
+
+def preload() -> None:
+    """Compile every template now. A run calls this before the implementation under test loads,
+    so that the report rendered at its end reads no template file the implementation could have
+    changed meanwhile."""
+    env = _environment()
+    for name in env.list_templates():
+        env.get_template(name)
 
 
 def percent(reached: int, possible: int) -> str:

@@ -7,9 +7,10 @@ implementation, one line per check.
   aggregation give for those raw results;
 - checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
 - documents: report.html and junit.xml are the JSON rendered, so the HTML shows its verdicts;
-- certificate: the run calls itself a certificate (a complete certify run, clean committed checkout);
+- certificate: the run calls itself a certificate (a complete certify run, clean committed checkout,
+  the implementation sandboxed);
 - rerun (``--rerun``): the suite run again with the recorded implementation, profile, seed and
-  claims gives the same results digest; otherwise the cases whose answers differ.
+  claims, always sandboxed, gives the same results digest; otherwise the cases whose answers differ.
 
 What it cannot prove: anyone can produce a self-consistent set of files, so the checks show
 that the documents agree with each other, with raw results and with this suite; only ``--rerun``
@@ -197,18 +198,20 @@ def _documents(document: dict, folder: Path) -> Check:
 def _certificate(document: dict) -> Check:
     certificate = document["certificate"]
     if certificate["status"] == "certificate" and not certificate["reasons"]:
-        return Check("certificate", True, "a complete certify run from a clean, committed checkout of the suite")
+        return Check("certificate", True, f"a complete certify run from a clean, committed checkout of the suite, the "
+                                          f"implementation sandboxed ({certificate['sandbox']['mechanism']})")
     return Check("certificate", False, certificate_line(certificate))
 
 
 def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None) -> list[str]:
     """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
-    timeout, forms, packing and memory limit. Always ``--isolation process``: the implementation a report
-    names never runs in the process of the one who checks it."""
+    timeout, forms, packing and memory limit. Always ``--isolation process --sandbox require``:
+    the implementation a report names never runs in the process of the one who checks it, nor
+    outside a sandbox (where there is none, the rerun stops, saying so)."""
     certificate = document["certificate"]
     command = [sys.executable, "-m", "suites", "--impl", certificate["implementation"],
                "--profile", certificate["profile"], "--versions", ",".join(map(str, certificate["versions"])),
-               "--timeout", f"{certificate['timeout_s']:g}", "--isolation", "process",
+               "--timeout", f"{certificate['timeout_s']:g}", "--isolation", "process", "--sandbox", "require",
                "--memory-limit", "none" if memory_limit is None else str(int(memory_limit)),
                "--report-dir", str(report_dir)]
     if certificate["seed"] is not None:
@@ -260,7 +263,7 @@ def _last_line(log: IO[bytes]) -> str:
 def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[str], None]) -> Check:
     where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
     command = rerun_command(document, where, raw.info.memory_limit_bytes)
-    say(f"rerun: implementation {document['certificate']['implementation']!r}, in a worker process, at most "
+    say(f"rerun: implementation {document['certificate']['implementation']!r}, in a sandboxed worker process, at most "
         f"{RERUN_SECONDS // 60} min\nrerun: {shlex.join(command)}")
     try:
         if confirm is not None and not confirm("Run this implementation on this machine? [y/N] "):

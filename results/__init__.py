@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from . import files
 from .records import (
     CENSUS,
     OUTCOMES,
@@ -43,11 +44,9 @@ __all__ = [
 
 def save(run: RawRun, report_dir: Path) -> Path:
     """Write the run's records as ``raw.json.gz`` in ``report_dir`` (byte-identical for equal
-    records: no time stamp in the gzip header)."""
-    path = Path(report_dir) / RAW
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = dumps(run).encode("utf-8")
-    path.write_bytes(gzip.compress(text, compresslevel=6, mtime=0))
+    records: no time stamp in the gzip header), never through a link (``files.write``)."""
+    Path(report_dir).mkdir(parents=True, exist_ok=True)
+    path = files.write(Path(report_dir), RAW, gzip.compress(dumps(run).encode("utf-8"), compresslevel=6, mtime=0))
     (path.parent / PLAIN_RAW).unlink(missing_ok=True)  # an earlier run's, which would be read instead
     return path
 
@@ -90,28 +89,43 @@ def read_bounded(path: Path, cap: int = FILE_CAP) -> bytes:
     return data
 
 
+_PIECE = 1 << 20  # bytes zlib is asked for at a time: a gzip bomb never gets one large buffer
+
+
 def _inflated(data: bytes, path: Path) -> bytes:
+    """Gzip ``data`` decompressed piece by piece, at most JSON_CAP bytes of it."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    pieces, size, pending = [], 0, data
     try:
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        out = inflater.decompress(data, JSON_CAP + 1)
+        while not inflater.eof:
+            piece = inflater.decompress(pending, _PIECE)
+            pending = inflater.unconsumed_tail
+            if not piece and not pending:  # cut short: what there is goes to the JSON parser
+                break
+            size += len(piece)
+            if size > JSON_CAP:
+                raise Unreadable(f"{path}: decompresses to more than {JSON_CAP >> 20} MiB, more than any raw results "
+                                 f"take; not read further")
+            pieces.append(piece)
     except zlib.error as exc:
         raise Unreadable(f"{path}: a damaged gzip file ({exc}); pass an intact report or raw run file") from None
-    if len(out) > JSON_CAP or inflater.unconsumed_tail:
-        raise Unreadable(f"{path}: decompresses to more than {JSON_CAP >> 20} MiB, more than any raw results "
-                         f"take; not read further")
-    return out
+    return b"".join(pieces)
 
 
 def read_json(path: Path) -> Any:
     """A JSON file, gzipped or not (told apart by gzip's magic bytes, not by the name), read
-    within FILE_CAP and JSON_CAP; Unreadable (a ValueError) with a one-line message otherwise."""
-    data = read_bounded(Path(path))
-    if data[:2] == b"\x1f\x8b":
-        data = _inflated(data, path)
+    within FILE_CAP and JSON_CAP; Unreadable (a ValueError) with a one-line message otherwise,
+    this machine running out of memory for it included."""
     try:
+        data = read_bounded(Path(path))
+        if data[:2] == b"\x1f\x8b":
+            data = _inflated(data, path)
         return json.loads(data.decode("utf-8"))
     except RecursionError:
         raise Unreadable(f"{path}: JSON nested too deeply to be a report") from None
+    except MemoryError:
+        raise Unreadable(f"{path}: this process ran out of memory reading it (its limit is lower than the file "
+                         f"needs); check it where more memory is allowed") from None
 
 
 def load(path: Path) -> RawRun:

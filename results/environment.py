@@ -5,6 +5,7 @@ beyond a plug-in's base name): a report is shared with people who do not have th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import subprocess
@@ -35,12 +36,21 @@ def _cpu() -> str:
     return platform.processor() or platform.machine()
 
 
-def _git(*args: str) -> str | None:
+# Git runs with nothing a checkout's own configuration could make it run: no file system monitor
+# (core.fsmonitor names a program), no hooks, no optional locks.
+_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks")
+
+
+def _git(*args: str) -> bytes | None:
     try:
-        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=False)
+        done = subprocess.run([*_GIT, *args], cwd=REPO, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _entries(output: bytes) -> list[bytes]:
+    return [entry for entry in output.split(b"\0") if entry]
 
 
 # What the suite is made of: a file changed or added here changes what a certificate certifies.
@@ -49,28 +59,76 @@ SUITE = ("spec", "generators", "engine", "suites", "results", "reports", "zoo", 
 
 
 def checkout() -> dict[str, Any]:
-    """This suite's git commit and whether it differs from that commit: a change to a tracked
-    file, or an untracked file inside the suite's own packages (SUITE). None where unknown: no
-    git, or not a checkout."""
-    commit = _git("rev-parse", "HEAD")
-    tracked = _git("status", "--porcelain", "--untracked-files=no") if commit else None
-    added = _git("status", "--porcelain", "--untracked-files=all", "--", *SUITE) if commit else None
-    dirty = None if tracked is None or added is None else bool(tracked or added)
-    return {"git_commit": commit, "git_dirty": dirty}
+    """This suite's git commit and whether its files differ from that commit (``git_dirty``):
+    a tracked file whose content is not the committed blob (each file hashed here, so that no
+    index flag or file system monitor can hide a change), a file flagged skip-worktree or
+    assume-unchanged, or a file inside the suite's own packages (SUITE) that the commit does
+    not hold. Called before the implementation under test loads. None where unknown: no git,
+    or not a checkout."""
+    commit = _git("rev-parse", "--verify", "HEAD^{commit}")
+    if commit is None:
+        return {"git_commit": None, "git_dirty": None}
+    commit_id = commit.decode().strip()
+    committed = _git("ls-tree", "-r", "-z", commit_id)
+    indexed = _git("ls-files", "-v", "-z")  # "<tag> <path>": S skip-worktree, lower case assume-unchanged
+    added = _git("ls-files", "-z", "--others", "--exclude-standard", "--", *SUITE)
+    if committed is None or indexed is None or added is None:
+        return {"git_commit": commit_id, "git_dirty": None}
+    blobs = dict(_blob(entry) for entry in _entries(committed))
+    dirty = (any(entry[:1] == b"S" or entry[:1].islower() or entry[2:] not in blobs for entry in _entries(indexed))
+             or bool(_entries(added))
+             or any(_object_id(path, mode, len(blob)) != blob for path, (mode, blob) in blobs.items()))
+    return {"git_commit": commit_id, "git_dirty": dirty}
 
 
-def collect(impl_description: dict) -> dict[str, Any]:
+def _blob(entry: bytes) -> tuple[bytes, tuple[bytes, bytes]]:
+    """``path, (mode, object id)`` of one ``git ls-tree -z`` entry ("mode type id<TAB>path")."""
+    meta, path = entry.split(b"\t", 1)
+    mode, _, object_id = meta.split(b" ")
+    return path, (mode, object_id)
+
+
+def _object_id(path: bytes, mode: bytes, width: int) -> bytes | None:
+    """The git object id of the working copy of ``path`` as committed with ``mode`` (a file, or
+    a symbolic link's target), in the repository's hash (SHA-1, or SHA-256 for 64-digit ids);
+    None where it is missing or is no longer what it was committed as. Line endings are not
+    converted: a checkout whose files git rewrote on checkout (core.autocrlf) counts as modified."""
+    where = REPO / os.fsdecode(path)
+    try:
+        if mode == b"120000":
+            content = os.fsencode(os.readlink(where))
+        else:
+            descriptor = os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(descriptor, "rb") as file:
+                content = file.read()
+    except OSError:
+        return None
+    digest = hashlib.sha256() if width == 64 else hashlib.sha1()  # git's own object ids
+    digest.update(b"blob %d\0" % len(content))
+    digest.update(content)
+    return digest.hexdigest().encode()
+
+
+def collect(impl_description: dict, suite: dict[str, Any], sandbox: dict[str, Any]) -> dict[str, Any]:
     """The environment dict for RawRun.environment: ``impl_description`` (what provides the
     implementation, as the plug-in layer found it where the implementation loaded: module,
-    distribution, version, device) plus everything found here. Never fails: what cannot be
-    found is None (e.g. no git, or not a checkout)."""
+    distribution, version, device), ``suite`` (``suite_state()``, taken before the implementation
+    loaded), ``sandbox`` (engine.sandbox.Sandbox.record: where the implementation ran) plus
+    everything found here. Never fails: what cannot be found is None (e.g. no git)."""
     return {
         **impl_description,
+        "sandbox": sandbox,
         "packages": {name: _package(name) for name in PACKAGES},
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),
-        **checkout(),
-        "spec_sha256": spec.files_digest(),
+        **suite,
     }
+
+
+def suite_state() -> dict[str, Any]:
+    """What the suite is, for collect: its commit, whether its checkout is clean (``checkout``)
+    and its spec files' digest. Taken before the implementation loads: an unsandboxed one could
+    change the files afterwards."""
+    return {**checkout(), "spec_sha256": spec.files_digest()}

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from . import save
+from . import files, save
 from .records import (
     CaseResult,
     CensusRecord,
@@ -72,7 +72,7 @@ class Writer:
         path = folder(report_dir) / f"{name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[str] | None = path.open("a", encoding="utf-8", newline="")
+        self._file: IO[str] | None = open(_appending(path), "a", encoding="utf-8", newline="")  # noqa: SIM115
         self._written: list[str] = []
         self._digest = hashlib.sha256()
         self._size = 0
@@ -144,14 +144,18 @@ def start(report_dir: Path, info: RunInfo, environment: dict[str, Any]) -> IO[st
     clear(report_dir)
     where = folder(report_dir)
     where.mkdir(parents=True, exist_ok=True)
-    lock = (where / LOCK).open("a", encoding="utf-8")
+    lock = open(_appending(where / LOCK), "a", encoding="utf-8")  # noqa: SIM115 (held while the run goes on)
     if fcntl is not None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    header = where / f"{HEADER}.part"  # renamed when whole: a kill never leaves half a header
-    header.write_text(json.dumps({"info": to_json(info), "environment": environment}, ensure_ascii=False),
-                      encoding="utf-8")
-    header.replace(where / HEADER)
+    # Renamed into place when whole: a kill never leaves half a header.
+    files.write(where, HEADER, json.dumps({"info": to_json(info), "environment": environment},
+                                          ensure_ascii=False).encode("utf-8"))
     return lock
+
+
+def _appending(path: Path) -> int:
+    """``path`` opened for appending (made where missing), never through a symbolic link."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
 
 
 def _check_free(report_dir: Path) -> None:
@@ -159,7 +163,7 @@ def _check_free(report_dir: Path) -> None:
     path = folder(report_dir) / LOCK
     if fcntl is None or not path.is_file():
         return
-    with path.open("a", encoding="utf-8") as probe:
+    with open(_appending(path), "a", encoding="utf-8") as probe:
         try:
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -10,29 +10,42 @@ sets it aside as a run marked incomplete (results.stream.set_aside) and announce
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from types import FrameType
 
 import pytest
 
 import spec
-from engine.isolation import guard_owner
-from engine.options import OPTIONS, choose_seed, implementation, run_info, validate
+from engine.isolation import Runner
+from engine.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
 from engine.plan import plan
 from engine.plugins import UsageError
+from engine.sandbox import undumpable
 from engine.session import Nonconformance, Session
 from engine.worker import format_size
 from generators import profiles
-from results import IMPLEMENTATION_LOG, hooks, save, stream
-from results.environment import collect
+from results import IMPLEMENTATION_LOG, files, hooks, save, stream
+from results.environment import collect, suite_state
 
 _STATE = pytest.StashKey[dict]()
 RECORDS = "argmin-records"  # a test report's user property: the records an xdist worker made in that test
 _INTERNAL: list[str] = []  # tests that failed inside the suite rather than the implementation
 _INTERRUPTS: list[str] = []  # what interrupted the run (Ctrl-C, SIGTERM), first first
+SANDBOX_INPUT = "argmin_sandbox"  # what an xdist worker's --sandbox must be (pytest_configure_node)
+# Modules this process would otherwise import only after the implementation loaded (found by
+# tests/test_hostile_runs.py): the suites' test modules, which pytest collects later, and what
+# their imports, the tests and the reports reach lazily. The reports plug-in preloads its own.
+PRELOAD = ("suites.test_semantic", "suites.test_rejection", "suites.test_census", "suites.test_onnx_node_cases",
+           "numpy.random", "numpy.ma", "faulthandler", "pdb")
+# What a pytest-xdist controller imports once its test processes start, after the implementation's.
+PRELOAD_DISTRIBUTED = ("xdist.dsession", "xdist.workermanage", "xdist.remote", "xdist.report", "xdist.scheduler",
+                       "getpass", "termios", "setproctitle")
 TAMPERED = ("the run's results stream on disk was changed while it ran (by the implementation under test?); "
             "the report holds what the run judged itself, and the run is no certificate")
 
@@ -85,21 +98,59 @@ def pytest_configure(config: pytest.Config) -> None:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
     if settings.isolation == "process":
-        guard_owner()  # the implementation's worker cannot trace or patch the process that judges it
+        undumpable()  # the implementation's worker cannot trace or patch the process that judges it
     if _xdist_worker(config) is not None:
+        # Sandboxed where the controller's worker was (pytest_configure_node): an xdist worker
+        # on another machine does not quietly run the implementation unsandboxed.
+        state["settings"] = replace(settings, sandbox=config.workerinput.get(SANDBOX_INPUT, settings.sandbox))
         return
+    suite = _before_the_implementation(settings, _distributed(config))
     # The process that owns the run loads the implementation first (in a worker process under
     # process isolation): a bad plug-in ends the run here, with the worker's one-line message.
     runner = None
     try:  # in-process (--isolation none) the constructor itself loads the implementation
-        (settings.report_dir / IMPLEMENTATION_LOG).unlink(missing_ok=True)  # an earlier run's output
         runner = implementation(settings)
         description = runner.load()
     except UsageError as exc:
         if runner is not None:
             runner.close()
         raise pytest.UsageError(str(exc)) from None
-    state["environment"] = collect(description)
+    state["environment"] = collect(description, suite, runner.sandbox.record())
+    state["sandboxed"] = runner.sandbox.mechanism is not None
+    _start_stream(config, state, runner)
+
+
+def _before_the_implementation(settings: Settings, distributed: bool) -> dict:
+    """What is settled before any of the implementation's code runs, so that nothing it could
+    write is trusted: the report folder (made, or checked to hold nothing planted there), the
+    suite's state (its files hashed against its commit, its spec's digest), and every module
+    this process will need (none is read from disk afterwards). Returns the suite's state."""
+    try:
+        files.prepare(settings.report_dir)
+    except files.Unsafe as exc:
+        raise pytest.UsageError(str(exc)) from None
+    (settings.report_dir / IMPLEMENTATION_LOG).unlink(missing_ok=True)  # an earlier run's output
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for name in PRELOAD_DISTRIBUTED if distributed else ():
+        with contextlib.suppress(ImportError):  # setproctitle and termios are not everywhere
+            importlib.import_module(name)
+    return suite_state()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: object) -> None:
+    """pytest-xdist, in the controller: each worker it starts requires the sandbox the
+    controller's own worker had (``--sandbox require``), whatever its own settings say."""
+    state = node.config.stash[_STATE]
+    if state.get("sandboxed"):
+        node.workerinput[SANDBOX_INPUT] = "require"
+
+
+def _start_stream(config: pytest.Config, state: dict, runner: Runner) -> None:
+    """Start the run's stream in its report folder (recovering an unfinished run found there)
+    and keep ``runner`` for the tests, or close it where xdist workers run them."""
+    settings = state["settings"]
     try:
         recovered = stream.set_aside(settings.report_dir, by="the next run into the same report dir")
         lock = stream.start(settings.report_dir, run_info(settings, state["started"], workers=state["workers"]),

@@ -49,3 +49,28 @@ def test_changes_to_the_suite_make_it_modified(checkout: Path, change: str) -> N
     (checkout / name).parent.mkdir(parents=True, exist_ok=True)
     (checkout / name).write_text("changed\n")
     assert environment.checkout()["git_dirty"] is True
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_an_edit_hidden_from_git_status_is_still_a_modified_tree(checkout: Path, flag: str) -> None:
+    """A plug-in edited a tracked file and flagged it: `git status` said nothing, the run said clean."""
+    (checkout / "reports/render.py").write_text("# poisoned\n")
+    _git(checkout, "update-index", flag, "reports/render.py")
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True).stdout == ""
+    assert environment.checkout()["git_dirty"] is True
+
+
+def test_a_flag_alone_is_a_modified_tree(checkout: Path) -> None:
+    _git(checkout, "update-index", "--skip-worktree", "engine/plugins.py")
+    assert environment.checkout()["git_dirty"] is True
+
+
+def test_a_file_system_monitor_the_checkout_names_is_never_run(checkout: Path) -> None:
+    """core.fsmonitor names a program git runs to learn what changed; it could say nothing did."""
+    hook = checkout / "monitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {checkout / 'RAN'}\n")
+    hook.chmod(0o755)
+    _git(checkout, "config", "core.fsmonitor", str(hook))
+    (checkout / "engine/plugins.py").write_text("changed\n")
+    assert environment.checkout()["git_dirty"] is True
+    assert not (checkout / "RAN").exists()

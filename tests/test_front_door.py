@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from results import RunInfo, load, raw_path, read_json, stream
+from results import IMPLEMENTATION_LOG, RunInfo, load, raw_path, read_json, stream
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--profile", "quick", "--seed", "3"]
@@ -120,15 +120,16 @@ def test_xdist_gives_the_same_verdicts_and_counts(spread: list[str], tmp_path: P
 
 
 def _imports(tmp_path: Path, *extra: str) -> tuple[int, list[list[str]]]:
-    """Run the recording plug-in; (the front door's pid, [pid, process name] of each import)."""
-    log = tmp_path / "imports.log"
+    """Run the recording plug-in; (the front door's pid, [pid, process name] of each import),
+    from what the plug-in printed: the worker's log, or the run's own output."""
     process = subprocess.Popen([sys.executable, "-m", "suites", "--impl", "tests/impls/import_recorder.py:argmin",
                                 "--versions", "13", "--dtypes", "float", "--report-dir", str(tmp_path / "out"),
-                                *QUICK, *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "ARGMIN_IMPORT_LOG": str(log)})
-    _, stderr = process.communicate(timeout=600)
+                                *QUICK, *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = process.communicate(timeout=600)
     assert process.returncode in (0, 1), stderr[-2000:]
-    return process.pid, [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    log = tmp_path / "out" / IMPLEMENTATION_LOG  # none in-process
+    printed = stdout + (log.read_text(encoding="utf-8") if log.exists() else "")
+    return process.pid, [line.split()[1:] for line in printed.splitlines() if line.startswith("imported-by ")]
 
 
 @pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -141,7 +142,7 @@ def test_under_process_isolation_the_plugin_is_imported_only_in_workers(extra: l
 
 def test_with_isolation_none_the_plugin_is_imported_in_the_run_itself(tmp_path: Path) -> None:
     """The other side of the test above: the log does tell where the plug-in was imported."""
-    pid, importers = _imports(tmp_path, "--isolation", "none")
+    pid, importers = _imports(tmp_path, "--isolation", "none", "-s")
     assert importers == [[str(pid), "MainProcess"]]
 
 

@@ -6,10 +6,10 @@ the same in both isolation modes, and workers leave nothing behind."""
 from __future__ import annotations
 
 import json
-import multiprocessing.context
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import spec
-from engine import isolation, worker
+from engine import isolation, sandbox, worker
 from engine.isolation import Reply, Runner
 from engine.judge import judge
 from generators import Case
@@ -26,6 +26,9 @@ from results import raw_path, read_json
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "tests/impls/plugin_hostile.py"
+FORGER = "tests/impls/plugin_forger.py"
+SANDBOXED = pytest.mark.skipif(sandbox.available().mechanism is None,
+                               reason=f"no sandbox on this machine: {sandbox.available().reason}")
 UINT8 = np.array([[3, 1, 2]], dtype=np.uint8)
 ROW = {"axis": 1}
 
@@ -120,13 +123,25 @@ def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_descripti
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_path: Path, xdist: list[str]) -> None:
     """It replaced .stream/main.jsonl under the run and answered int32: the report said CONFORMANT.
-    Under xdist the records come to the controller with the test reports, as before."""
-    result, report = _front_door(tmp_path, "tests/impls/plugin_forger.py:int32_for_uint8", *xdist)
+    Unsandboxed it still can, and the run says so; under xdist the records come to the controller
+    with the test reports, as before."""
+    result, report = _front_door(tmp_path, f"{FORGER}:int32_for_uint8", "--sandbox", "off", *xdist,
+                                 ARGMIN_FORGE_DIR=str(tmp_path))
     assert report["versions"][0]["verdict"] == "non-conformant"
     assert any(f["clause"] == "C2" and f["type"] == "uint8" for f in report["failures"])
     assert not report["run"]["complete"] and "changed while it ran" in report["run"]["incomplete_reason"]
     assert report["certificate"]["status"] != "certificate"
     assert "results stream on disk was changed" in result.stderr
+
+
+@SANDBOXED
+def test_a_sandboxed_plugin_cannot_touch_the_results_stream(tmp_path: Path) -> None:
+    """The same plug-in, told where the report folder is, in the sandbox: its write is refused, the
+    stream stays whole and the run complete."""
+    result, report = _front_door(tmp_path, f"{FORGER}:int32_for_uint8", ARGMIN_FORGE_DIR=str(tmp_path))
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert report["run"]["complete"] and report["versions"][0]["verdict"] == "non-conformant"
+    assert "Read-only file system" in (tmp_path / "implementation.log").read_text()
 
 
 # --- 3. one verdict whatever the isolation mode -----------------------------------------------
@@ -153,20 +168,40 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see the child")
-def test_a_child_the_plugin_forks_ends_with_its_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the worker starts in the folder its Runner was made in, and writes there
-    with Runner(f"{ROOT / HOSTILE}:forks_a_lingering_child") as runner:
-        assert runner.call(UINT8, 13, ROW).status == "ok"
-        child = int((tmp_path / "child").read_text())
-        assert _alive(child)
+def _carrying(marks: Path) -> set[int]:
+    """Live processes whose environment holds this test's marks folder: the workers it started
+    and whatever they forked (a child inherits its parent's environment)."""
+    token = f"ARGMIN_HOSTILE_MARKS={marks}\0".encode()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token in (entry / "environ").read_bytes() and _alive(int(entry.name)):
+                    found.add(int(entry.name))
+            except OSError:  # gone meanwhile
+                continue
+    return found
+
+
+def _none_left(marks: Path) -> bool:
     deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
+    while _carrying(marks) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child), "the forked child outlived the run and holds its stdout"
+    return not _carrying(marks)
 
 
-def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path) -> None:
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see the child")
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_a_child_the_plugin_forks_ends_with_its_worker(marks: Path, sandbox: str) -> None:
+    with Runner(f"{HOSTILE}:forks_a_lingering_child", sandbox_mode=sandbox) as runner:
+        runner.load()
+        worker = _carrying(marks)  # the worker (and in a sandbox, bwrap's two processes)
+        assert runner.call(UINT8, 13, ROW).status == "ok"
+        assert len(_carrying(marks) - worker) == 1, "the worker's child"
+    assert _none_left(marks), "the forked child outlived the run and holds its stdout"
+
+
+def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path, marks: Path) -> None:
     """``python -m suites ... | cat`` lasted as long as the child (ten minutes)."""
     start = time.monotonic()
     piped = subprocess.run(f"{sys.executable} -m suites --impl {ROOT / HOSTILE}:forks_a_lingering_child --versions 13 "
@@ -175,41 +210,39 @@ def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path) -> 
                            capture_output=True, text=True, timeout=300)
     assert piped.returncode == 0 and "ArgMin-13: NON-CONFORMANT" in piped.stdout, piped.stdout[-2000:]
     assert time.monotonic() - start < 120
-    assert not _alive(int((tmp_path / "child").read_text()))
+    assert _none_left(marks)
 
 
 @pytest.fixture
-def arenas(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The shared-memory files the Runners of a test create (other runs on the machine make theirs)."""
-    made: list[str] = []
+def made(monkeypatch: pytest.MonkeyPatch) -> list[isolation._Arena]:
+    """The shared-memory arenas the Runners of a test create (other runs on the machine make theirs)."""
+    arenas: list[isolation._Arena] = []
 
     class Recorded(isolation._Arena):
         def __init__(self) -> None:
             super().__init__()
-            made.append(self.path)
+            arenas.append(self)
 
     monkeypatch.setattr(isolation, "_Arena", Recorded)
-    return made
+    return arenas
 
 
-def test_a_worker_that_kills_its_forkserver_is_reported_truthfully(arenas: list[str]) -> None:
-    """It was reported as exit status 255, and left its 32 MiB arena in /dev/shm."""
-    with Runner(f"{HOSTILE}:kills_its_forkserver_and_exits_3", timeout=5) as runner:
+@SANDBOXED
+def test_a_worker_that_kills_its_parent_is_reported_truthfully(made: list[isolation._Arena]) -> None:
+    """With a forkserver, killing it made the exit status unreadable (reported as 255) and left
+    the 32 MiB arena in /dev/shm. In the sandbox its parent is the sandbox's first process,
+    which survives the signal and reports the status."""
+    with Runner(f"{HOSTILE}:kills_its_parent_and_exits_3", timeout=5) as runner:
         reply = runner.call(UINT8, 13, ROW)
-        assert reply.status == "crash"
-        assert "code 255" not in reply.error and "exit status no one can tell" in reply.error, reply.error
-        # The next worker needs a new forkserver: multiprocessing starts one.
+        assert (reply.status, reply.error) == ("crash", "the worker process exited with code 3")
         answer = runner.call(UINT8.astype(np.int8), 13, ROW)
         assert (answer.status, answer.value.tolist()) == ("ok", [[1]])
-    assert len(arenas) == 2 and not any(Path(path).exists() for path in arenas)
+    assert len(made) >= 2 and all(arena.view is None for arena in made)  # the worker, its successor, a spare
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is a Linux feature")
-def test_a_run_reads_the_exit_status_of_a_worker_whose_forkserver_was_killed(tmp_path: Path) -> None:
-    """The owner of a run is the subreaper of its workers (engine.isolation.guard_owner): the
-    status 3 was reported as 255."""
-    result, _ = _front_door(tmp_path, f"{HOSTILE}:kills_its_forkserver_and_exits_3", "--timeout", "5",
-                            ARGMIN_KILL_ONCE=str(tmp_path / "killed-once"))
+@SANDBOXED
+def test_a_run_reads_the_exit_status_of_a_worker_that_kills_its_parent(tmp_path: Path) -> None:
+    result, _ = _front_door(tmp_path, f"{HOSTILE}:kills_its_parent_and_exits_3", "--timeout", "5")
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     raw = read_json(raw_path(tmp_path))
     seen = [str(r["counterexample"]["actual"]) for r in raw["results"] if r["counterexample"]]
@@ -218,14 +251,24 @@ def test_a_run_reads_the_exit_status_of_a_worker_whose_forkserver_was_killed(tmp
     assert crashes == {"crash: the worker process exited with code 3"}, crashes
 
 
-def test_a_worker_that_never_starts_leaves_no_shared_memory(arenas: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(self: object) -> None:
-        raise OSError("no forkserver")
+def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._Arena],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch: list[str] = []
+    folder = tempfile.mkdtemp
 
-    monkeypatch.setattr(multiprocessing.context.ForkServerProcess, "start", refuse)
-    with pytest.raises(OSError, match="no forkserver"):
+    def recorded(*args: object, **options: object) -> str:
+        scratch.append(folder(*args, **options))
+        return scratch[-1]
+
+    def refuse(*args: object, **options: object) -> None:
+        raise OSError("no process")
+
+    monkeypatch.setattr(isolation.tempfile, "mkdtemp", recorded)
+    monkeypatch.setattr(isolation.subprocess, "Popen", refuse)
+    with pytest.raises(OSError, match="no process"):
         Runner(f"{HOSTILE}:leak")
-    assert len(arenas) == 1 and not Path(arenas[0]).exists()
+    assert len(made) == 1 and made[0].view is None and made[0].descriptor is None
+    assert len(scratch) == 1 and not Path(scratch[0]).exists()
 
 
 def test_an_exit_status_is_reported_as_it_was() -> None:

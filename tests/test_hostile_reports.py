@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,7 @@ import results
 from reports import __main__ as cli
 from tests import test_verify
 
+ROOT = Path(__file__).resolve().parent.parent
 quick = test_verify.quick  # fixture: the report of a correct run
 copy = test_verify.copy  # fixture: a copy of it to spoil
 
@@ -41,6 +46,21 @@ def test_a_gzip_bomb_is_refused_at_the_cap(copy: Path, capsys: pytest.CaptureFix
     for argv in (["verify", str(copy)], ["compare", str(copy / "raw.json.gz"), str(copy)]):
         status, _, err = _run(capsys, *argv)
         assert status == 2 and "decompresses to more than 1 MiB" in _one_line_error(err)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin", reason="needs RLIMIT_AS (Linux)")
+def test_a_gzip_bomb_under_a_memory_limit_is_a_one_line_error(copy: Path) -> None:
+    """1.2 GiB of zeros, gzipped (1.2 MB), checked by verify under a 2 GiB address-space limit:
+    zlib was asked for one 1 GiB buffer, and a MemoryError traceback ended verify with exit 1."""
+    with gzip.open(copy / "raw.json.gz", "wb", compresslevel=1) as bomb:
+        for _ in range(12):
+            bomb.write(bytes(100 << 20))
+    limited = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+               "from reports.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", limited, "verify", str(copy)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert re.search(r"decompresses to more than 1024 MiB|ran out of memory", _one_line_error(done.stderr))
 
 
 @pytest.mark.parametrize("command", ["verify", "compare", "matrix"])
@@ -102,7 +122,7 @@ def test_the_rerun_is_shown_and_refused_without_a_terminal_or_yes(copy: Path, ca
     assert status == 2 and "pass --yes" in _one_line_error(err)
     shown = out.splitlines()[-1]
     assert shown.startswith("rerun: ") and "--impl zoo.correct:numpy_argmin" in shown
-    assert "--isolation process" in shown and "--memory-limit" in shown
+    assert "--isolation process --sandbox require" in shown and "--memory-limit" in shown
     assert not Path(shown.split("--report-dir ")[1].split()[0]).exists()  # nothing left behind
 
 
@@ -114,6 +134,7 @@ def test_the_rerun_command_carries_every_recorded_setting(quick: Path) -> None:
     command = rerun_command(document, Path("/tmp/x"), raw.info.memory_limit_bytes)
     value = {command[i]: command[i + 1] for i in range(3, len(command) - 1, 2)}
     assert value["--isolation"] == "process"  # recorded: none; a rerun never runs in-process
+    assert value["--sandbox"] == "require"  # and never unsandboxed
     assert value["--memory-limit"] == str(raw.info.memory_limit_bytes)
     assert (value["--profile"], value["--seed"], value["--versions"], value["--dtypes"]) == ("quick", "5", "13",
                                                                                            "float")

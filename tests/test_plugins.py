@@ -17,7 +17,8 @@ import pytest
 
 from engine import adapters
 from engine.plugins import UsageError, describe, model_based, portable, resolve
-from results.environment import collect
+from engine.sandbox import available
+from results.environment import collect, suite_state
 
 IMPLS = Path(__file__).parent / "impls"
 GOOD = IMPLS / "plugin_good.py"
@@ -200,7 +201,7 @@ def test_describe_user_code(impls_on_path: None) -> None:
 
 @pytest.mark.parametrize("impl", ["onnxruntime", "tract", f"{GOOD}:argmin", f"model:{MODEL}:compile"])
 def test_the_environment_holds_no_local_path(impl: str) -> None:
-    text = json.dumps(collect(describe(impl)))
+    text = json.dumps(collect(describe(impl), suite_state(), available().record()))
     for local in (str(IMPLS), str(Path(sys.executable).parent), sys.prefix, str(Path.home())):
         assert local not in text, local
 

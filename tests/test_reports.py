@@ -28,7 +28,7 @@ from reports.pytest_plugin import summary_lines
 from reports.render import render_report
 from reports.replay import build_expression
 from results import CaseResult, Counterexample, Tensor, load, save, to_json
-from results.environment import collect
+from results.environment import collect, suite_state
 from tests.report_fixtures.runs import (
     ENVIRONMENT,
     SCRIPT,
@@ -393,8 +393,10 @@ def test_render_command_and_bad_input(tmp_path: Path, capsys) -> None:
 
 
 def test_environment_collect_gathers_versions_and_spec_hash() -> None:
-    environment = collect({"impl": STUB, "module": "stub_impl", "package_version": None})
+    sandbox = {"mechanism": None, "denies": [], "reason": "--sandbox off"}
+    environment = collect({"impl": STUB, "module": "stub_impl", "package_version": None}, suite_state(), sandbox)
     assert environment["impl"] == STUB and environment["spec_sha256"] == spec.files_digest()
+    assert environment["sandbox"] == sandbox
     assert environment["packages"]["numpy"] == np.__version__
     assert environment["git_commit"] is None or len(environment["git_commit"]) == 40
     assert isinstance(environment["python"], str) and environment["platform"]

@@ -21,6 +21,7 @@ import pytest
 import spec
 from engine.options import run_info, validate
 from engine.run import run_all
+from engine.sandbox import DENIES
 from generators import profiles
 from reports import write_reports
 from reports.__main__ import main
@@ -32,16 +33,18 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "c0ffee" + "0" * 34  # the checkout a test report claims, and the verifier is told it is on
 CLEAN = Checkout(COMMIT, False, spec.files_digest())
 ZOO = "zoo.correct:numpy_argmin"
+SANDBOXED = {"mechanism": "bubblewrap 0.11.0", "denies": list(DENIES), "reason": None}
 
 
-def _report(folder: Path, profile: str, **options: str) -> Path:
+def _report(folder: Path, profile: str, sandbox: dict = SANDBOXED, **options: str) -> Path:
     """An in-process run of a correct zoo entry at ArgMin-13 on float, written as a run writes it,
-    from a clean checkout at COMMIT (so only the run's own properties decide its certificate)."""
+    from a clean checkout at COMMIT, recorded as sandboxed (so only the run's own properties decide
+    its certificate)."""
     profiles.register()
     settings = validate({"impl": ZOO, "profile": profile, "versions": "13", "dtypes": "float", "isolation": "none",
                          **options})
     session = run_all(settings)
-    environment = {"impl": ZOO, "module": "zoo.correct", "package": None, "version": None,
+    environment = {"impl": ZOO, "module": "zoo.correct", "package": None, "version": None, "sandbox": sandbox,
                    "git_commit": COMMIT, "git_dirty": False, "spec_sha256": spec.files_digest()}
     raw = RawRun(run_info(settings, 0.0), environment, session.results, session.census)
     save(raw, folder)
@@ -117,6 +120,16 @@ def test_an_untouched_certify_report_passes_every_check(tmp_path: Path, capsys, 
     assert main(["verify", str(folder)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 6 and all(line.startswith("PASS ") for line in lines)
+
+
+def test_an_unsandboxed_certify_run_is_no_certificate_and_says_why(tmp_path: Path) -> None:
+    unsandboxed = {"mechanism": None, "denies": [], "reason": "--sandbox off: the implementation ran unsandboxed"}
+    folder = _report(tmp_path, "certify", unsandboxed)
+    checks = _checks(folder)
+    assert [name for name, check in checks.items() if not check.ok] == ["certificate"]
+    assert "The implementation did not run in a sandbox" in checks["certificate"].message
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert 'data-status="not-a-certificate"' in html and "--sandbox off: the implementation ran unsandboxed" in html
 
 
 def test_a_non_certify_run_is_caught_and_says_what_it_is(copy: Path) -> None:

@@ -1,15 +1,12 @@
-"""A plug-in that writes down which process imported it (to the file named by the environment
-variable ARGMIN_IMPORT_LOG), so a test can prove where implementations are loaded."""
+"""A plug-in that says which process imported it, on its standard output (a worker's goes to
+the report folder's implementation.log), so a test can prove where implementations are loaded."""
 
 import multiprocessing
 import os
 
 import numpy as np
 
-_LOG = os.environ.get("ARGMIN_IMPORT_LOG")
-if _LOG:
-    with open(_LOG, "a", encoding="utf-8") as log:
-        log.write(f"{os.getpid()} {multiprocessing.current_process().name}\n")
+print(f"imported-by {os.getpid()} {multiprocessing.current_process().name}", flush=True)
 
 
 def argmin(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1, **_: int) -> np.ndarray:

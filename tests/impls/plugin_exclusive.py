@@ -1,17 +1,17 @@
 """A plug-in that, like a runtime holding a device, loads in one worker process at a time: a
-second worker of the same run (the same parent) fails to import it while the first lives."""
+second worker fails to import it while the first lives."""
 
 from __future__ import annotations
 
-import os
-import socket
+import fcntl
 
+from tests.impls.plugin_faulty import by_value  # noqa: F401  (one that crashes when asked to)
 from tests.impls.plugin_good import argmin  # noqa: F401  (the function under test)
 
-# The device: a name in Linux's abstract socket namespace, held while this process lives (no
-# file, so not in the worker's own temporary folder, which another worker does not share).
-_HELD = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+# The device: an exclusive lock on this very file, held while this process lives (a file every
+# worker reads, sandboxed or not; a lock needs no write access).
+_HELD = open(__file__, "rb")  # noqa: SIM115
 try:
-    _HELD.bind(f"\0argmin-exclusive-{os.getuid()}-{os.getppid()}")
+    fcntl.flock(_HELD, fcntl.LOCK_EX | fcntl.LOCK_NB)
 except OSError:
     raise RuntimeError("the device is held by another process") from None

@@ -1,11 +1,13 @@
 """A plug-in that attacks its own run's verdict through the files the run writes: on its first
-call it finds the run's --report-dir in an ancestor's command line (as any process of the same
-user can) and replaces the results stream there with an empty one, then answers int32 indices
-for every uint8 input. A suite that built its report from the stream would report nothing wrong."""
+call it finds the run's --report-dir ($ARGMIN_FORGE_DIR, else in an ancestor's command line, as
+any unsandboxed process of the same user can) and replaces the results stream there with an
+empty one, then answers int32 indices for every uint8 input. A suite that built its report
+from the stream would report nothing wrong."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,8 @@ _done: list[bool] = []
 
 
 def _report_dir() -> Path | None:
+    if os.environ.get("ARGMIN_FORGE_DIR"):
+        return Path(os.environ["ARGMIN_FORGE_DIR"])
     pid = os.getppid()
     while pid > 1:
         try:
@@ -42,6 +46,9 @@ def _forge() -> None:
 def int32_for_uint8(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1, **_: int) -> np.ndarray:
     if not _done:
         _done.append(True)
-        _forge()
+        try:
+            _forge()
+        except OSError as exc:  # refused (a sandbox): said in the implementation's log, and on it goes
+            print(f"forger: {exc}", file=sys.stderr)
     found = np.argmin(data, axis=axis, keepdims=bool(keepdims))
     return found.astype(np.int32) if data.dtype == np.uint8 else found
