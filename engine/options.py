@@ -15,7 +15,7 @@ from generators import profiles
 from results import IMPLEMENTATION_LOG, RunInfo
 from results.verdict import CLAIMS
 
-from . import forms, runtimes
+from . import forms, runtimes, shards
 from .isolation import ISOLATION_MODES, Runner
 from .plugins import UsageError, check, model_based, portable
 from .sandbox import MODES
@@ -59,6 +59,12 @@ OPTIONS = (
                                    "runtime and release, so that a second process or a later run loads them instead "
                                    f"of compiling again (default {DEFAULT_COMPILE_CACHE}); off: compile everything",
      str(DEFAULT_COMPILE_CACHE)),
+    ("--shard", "K/N", "run only the K-th of N parts of this run (balanced by expected cost; the same tests, "
+                       "seeds and cases as on one machine); `python -m reports merge` makes one report of the N "
+                       "shards' folders", None),
+    ("--baseline", "FILE", "a previous report.json, or an expectations file from `python -m reports baseline`: "
+                           "exit 0 when every failure found is in it, 1 for a new one (the verdicts are unchanged)",
+     None),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
                          "and names the others) or all (every type of T, or of --dtypes, must be implemented: a type "
                          "not implemented is a failure)", "implemented"),
@@ -82,6 +88,8 @@ class Settings:
     packing: bool = True  # --packing: packed models for valid and census cases (engine.isolation.Runner.packs)
     compile_cache: Path | None = None  # --compile-cache: the folder of every runtime's compile cache; None: off
     sandbox: str = "auto"  # --sandbox (engine.sandbox.MODES): where worker processes run
+    shard: shards.Shard | None = None  # --shard K/N: this process runs the K-th of N parts of the run
+    baseline: Path | None = None  # --baseline: the failures this run is compared with (reports.baseline)
 
 
 def _split(text: str) -> list[str]:
@@ -154,7 +162,17 @@ def validate(values: dict[str, str | None]) -> Settings:
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
                     timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on",
                     None if cache == "off" else Path(cache).expanduser(),
-                    sandboxing)
+                    sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")))
+
+
+def _baseline(text: str | None) -> Path | None:
+    """The --baseline file, which must exist (it is read by the reports, reports.baseline)."""
+    if not text:
+        return None
+    if not Path(text).is_file():
+        raise UsageError(f"--baseline {text!r}: no such file; pass a report.json or a file from "
+                         f"`python -m reports baseline REPORT --out FILE`")
+    return Path(text)
 
 
 def _one_of(values: dict[str, str | None], name: str, label: str, choices: tuple[str, ...]) -> str:
@@ -225,7 +243,8 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    packing=PACKING[not settings.packing],
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile), workers=workers,
-                   compile_cache=_compile_cache_state(settings))
+                   compile_cache=_compile_cache_state(settings),
+                   shard=None if settings.shard is None else shards.record(settings, settings.shard))
 
 
 def _compile_cache_state(settings: Settings) -> str | None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import spec
 
 from .forms import SUITES_IN_EVERY_FORM, SYMBOLIC
-from .options import Settings
+
+if TYPE_CHECKING:  # engine.options reads --shard through engine.shards, which plans
+    from .options import Settings
 
 SUITES = ("fixed", "property", "rejection", "census")
 

@@ -18,7 +18,7 @@ from .i18n import Translator
 
 CERTIFY = "certify"
 # Why a run is not a certificate, in the order a reader should hear it (message keys "why-*").
-REASONS = ("profile", "incomplete", "no-commit", "modified-tree", "not-sandboxed", "no-digests")
+REASONS = ("shard", "profile", "incomplete", "no-commit", "modified-tree", "not-sandboxed", "no-digests")
 # Where a run recorded no sandbox (reports written before the sandbox existed).
 UNRECORDED = {"mechanism": None, "denies": [], "reason": "the run recorded no sandbox"}
 
@@ -38,6 +38,7 @@ def device(environment: dict[str, Any], impl: str) -> str | None:
 def _reasons(raw: RawRun) -> list[str]:
     environment = raw.environment
     found = {
+        "shard": raw.info.shard is not None,
         "profile": raw.info.profile != CERTIFY,
         "incomplete": not raw.info.complete,
         "no-commit": not environment.get("git_commit"),
@@ -77,6 +78,12 @@ def certificate(raw: RawRun) -> dict[str, Any]:
         "sandbox": _sandbox(environment),
         "cases": len(raw.results),
         "results_digest": results_digest(raw.results),
+        "shard": None if info.shard is None else {key: int(info.shard[key]) for key in ("index", "count")},
+        "merged": None if info.merged is None else {key: [int(i) for i in info.merged[key]]
+                                                    for key in ("merged", "missing")},
+        "baseline": None if info.baseline is None else {
+            "source": str(info.baseline["source"]), "failures": int(info.baseline["failures"]),
+            **{key: [str(line) for line in info.baseline[key]] for key in ("new", "fixed")}},
     }
 
 
@@ -86,5 +93,5 @@ def certificate_line(block: dict[str, Any]) -> str:
     english = Translator("en")
     if block["status"] == "certificate":
         return english("certificate")
-    why = " ".join(english(f"why-{reason}") for reason in block["reasons"])
+    why = " ".join(english(f"why-{reason}", **(block.get("shard") or {})) for reason in block["reasons"])
     return f"{english('not-certificate', what=english.label('run-', block['profile']))}: {why}"

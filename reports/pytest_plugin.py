@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from results import IMPLEMENTATION_LOG, RAW, RawRun
+from results import IMPLEMENTATION_LOG, RAW, RawRun, save
 
-from . import render, write_documents
+from . import baseline, render, write_documents
 from .aggregate import aggregate
-from .certificate import certificate_line
+from .certificate import certificate, certificate_line
 from .i18n import Translator
 from .standing import scope_text, strictness_text
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
+_BASELINE = pytest.StashKey[tuple[str, set]]()
 
 
 # What the implementation printed: named where there is any.
@@ -32,10 +33,18 @@ def pytest_configure(config: pytest.Config) -> None:
     """Before the suites load the implementation (their own pytest_configure): everything this
     writer needs at the end of the run is imported and compiled now."""
     render.preload()
+    path = config.getoption("--baseline", None)
+    if path:  # read before the run: a bad baseline stops it (exit status 2), not its end
+        try:
+            config.stash[_BASELINE] = baseline.read(Path(path))
+        except baseline.BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
-def _write(run: RawRun, report_dir: Path) -> tuple[dict, dict[str, Path]]:
+def _write(run: RawRun, report_dir: Path, against: tuple[str, set] | None = None) -> tuple[dict, dict[str, Path]]:
     document = aggregate(run)
+    if against is not None:
+        compare_with_baseline(run, document, report_dir, against)
     paths = {"raw": Path(report_dir) / RAW, **write_documents(document, report_dir, lang=run.info.lang)}
     log = Path(report_dir) / IMPLEMENTATION_LOG
     if log.is_file() and log.stat().st_size:
@@ -45,12 +54,20 @@ def _write(run: RawRun, report_dir: Path) -> tuple[dict, dict[str, Path]]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_argmin_run_finished(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
-    config.stash[_WRITTEN] = (run, *_write(run, report_dir))
+    config.stash[_WRITTEN] = (run, *_write(run, report_dir, config.stash.get(_BASELINE, None)))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
     config.stash[_RECOVERED] = _write(run, report_dir)[1]["html"]
+
+
+def compare_with_baseline(run: RawRun, document: dict, report_dir: Path, against: tuple[str, set]) -> None:
+    """Record the comparison with the baseline in the run (its raw results, saved again) and in the
+    document's certificate block, the one part of the document it changes."""
+    run.info.baseline = baseline.compare(document, *against)
+    save(run, report_dir)
+    document["certificate"] = certificate(run)
 
 
 def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = None) -> list[str]:
@@ -65,13 +82,18 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
         lines.append(f"  {info.profile} = {info.profile_description['en']}")
     if not info.complete:
         lines.append(f"INCOMPLETE RUN: {info.incomplete_reason}")
+    part = "" if info.shard is None else f" [shard {info.shard['index']} of {info.shard['count']}, not the whole run]"
+    if info.shard is not None:
+        lines.append(f"SHARD {info.shard['index']} OF {info.shard['count']}: these verdicts cover this part's "
+                     f"{len(info.shard['tests'])} of the run's {info.shard['plan_tests']} tests only; merge every "
+                     f"shard's folder with `python -m reports merge` for the run's verdicts")
     document = document or aggregate(run)
     for v in document["versions"]:
         why = f"; failing: {_causes(v['causes'])}" if v["causes"] else ""
         if v["inferred_only"]:
             why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
         scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
-        lines.append(f"  ArgMin-{v['version']}: {v['verdict'].upper()} {scope} [{profile}] "
+        lines.append(f"  ArgMin-{v['version']}: {v['verdict'].upper()} {scope} [{profile}]{part} "
                      f"({v['judged']} cases judged{why})")
         lines.append(f"      {strictness_text(t, v['strictness'])}")
         for warning in v["census_warnings"]:
@@ -83,6 +105,8 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
         took = f" in {info.model_seconds:,.1f} s" if info.model_seconds is not None else ""
         lines.append(f"  models compiled: {info.models_compiled:,}{took} for {info.calls_made:,} calls{loaded} "
                      f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)})")
+    if info.baseline is not None:
+        lines += [f"  {line}" for line in baseline.lines(info.baseline)]
     lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines
 
@@ -113,3 +137,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
         run, document, paths = written
         for line in summary_lines(run, paths, document):
             terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With a baseline, a complete run's exit status says whether it found a new failure."""
+    written = session.config.stash.get(_WRITTEN, None)
+    info = written[0].info if written else None
+    if info is not None and info.baseline is not None and info.complete and session.exitstatus in (0, 1):
+        session.exitstatus = 1 if info.baseline["new"] else 0

@@ -154,6 +154,12 @@ class RunInfo:
     # The same counts by suite and model form: [{"suite", "form", "compiles", "loaded", "calls", "seconds"}].
     model_usage: list[dict[str, Any]] | None = None
     compile_cache: str | None = None  # --compile-cache: "on" or "off"; None where the implementation has none
+    # --shard: {"index", "count", "plan_sha256", "plan_tests", "tests"} (engine.shards.record); None for a whole run
+    shard: dict[str, Any] | None = None
+    # A report merged from shards: {"count", "merged": [indices], "missing": [indices]} (reports.merge)
+    merged: dict[str, Any] | None = None
+    # --baseline: {"source", "failures", "new", "fixed"} (reports.baseline.compare); None without one
+    baseline: dict[str, Any] | None = None
 
 
 @dataclass

@@ -24,10 +24,10 @@ import pytest
 import spec
 from engine.isolation import Runner
 from engine.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
-from engine.plan import plan
 from engine.plugins import UsageError
 from engine.sandbox import undumpable
 from engine.session import Nonconformance, Session
+from engine.shards import select
 from engine.worker import format_size
 from generators import profiles
 from results import IMPLEMENTATION_LOG, files, hooks, save, stream
@@ -209,7 +209,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "task" in metafunc.fixturenames:
         settings = metafunc.config.stash[_STATE]["settings"]
-        tasks = plan(settings, metafunc.module.SUITE)
+        tasks = select(settings, metafunc.module.SUITE)
         metafunc.parametrize("task", tasks, ids=[task.id for task in tasks])
 
 
