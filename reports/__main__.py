@@ -1,8 +1,11 @@
 """``python -m reports render RAW_OR_REPORT --out DIR [--lang zh-TW]``,
 ``python -m reports compare OLD NEW [--html OUT]`` (exit 1 on a regression),
 ``python -m reports matrix RUN RUN ... [--out FILE]`` (several runs on one page),
-``python -m reports verify REPORT [--rerun]`` (check a report; exit 1 when a check fails) and
-``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream).
+``python -m reports verify REPORT [--rerun]`` (check a report; exit 1 when a check fails),
+``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream),
+``python -m reports merge SHARD_DIR... --out DIR [--baseline FILE]`` (one run from its ``--shard``
+folders; exit status as a run's) and ``python -m reports baseline REPORT --out FILE`` (a
+``--baseline`` expectations file from a report).
 
 A run is named by its report folder, its report.json, or its raw results (raw.json.gz)."""
 
@@ -14,12 +17,15 @@ import re
 import sys
 from pathlib import Path
 
-from results import RAW, Unreadable, from_json, raw_path, read_json, stream
+from results import RAW, Unreadable, from_json, raw_path, read_json, save, stream
+from results.verdict import exit_status
 
-from . import SCHEMA, aggregate, write_documents, write_reports
+from . import SCHEMA, aggregate, baseline, write_documents, write_reports
 from .compare import as_text, compare
 from .i18n import LANGUAGES
 from .matrix import matrix
+from .merge import MergeError, merge
+from .pytest_plugin import compare_with_baseline, summary_lines
 from .render import render_comparison, render_matrix
 from .verify import CannotVerify, verify
 
@@ -112,6 +118,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="also run the suite again with the recorded settings and compare the results digests "
                             "(shows the implementation and command and asks first)")
     check.add_argument("--yes", action="store_true", help="with --rerun: run without asking")
+    join = commands.add_parser("merge", help="one report from the report folders of a run's --shard K/N parts")
+    join.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="each shard's --report-dir")
+    join.add_argument("--out", type=Path, required=True, help="the merged report's folder")
+    join.add_argument("--baseline", type=Path, help="compare with this baseline, as a run's --baseline")
+    join.add_argument("--lang", choices=LANGUAGES, help="report language (default: the shards' own)")
+    expect = commands.add_parser("baseline", help="a --baseline expectations file: a report's failures")
+    expect.add_argument("report", type=Path, help="a report folder or its report.json")
+    expect.add_argument("--out", type=Path, required=True, help="the expectations file to write")
     return parser
 
 
@@ -152,6 +166,23 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _merge(shards: list[Path], out: Path, against: Path | None, lang: str | None) -> int:
+    """Merge, write every report file and the verdict lines; the exit status a run would have."""
+    try:
+        expected = baseline.read(against) if against is not None else None
+        run = merge(shards)
+    except (MergeError, baseline.BaselineError) as exc:
+        raise UsageError(str(exc)) from None
+    paths = {"raw": save(run, out)}
+    document = aggregate(run)
+    if expected is not None:
+        compare_with_baseline(run, document, out, expected)
+    paths.update(write_documents(document, out, lang or run.info.lang))
+    for line in summary_lines(run, paths, document):
+        _say(line)
+    return exit_status(run)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -181,6 +212,12 @@ def _command(args: argparse.Namespace) -> int:
             paths = _rebuild(args.report_dir, args.lang)
         for kind, path in paths.items():
             _say(f"{kind}: {path}")
+        return 0
+    if args.command == "merge":
+        return _merge(args.shards, args.out, args.baseline, args.lang)
+    if args.command == "baseline":
+        _write(args.out, json.dumps(baseline.expectations(load_report(args.report)), indent=1) + "\n")
+        _say(f"baseline: {args.out}")
         return 0
     if args.command == "verify":
         return _verify(args.report, args.rerun, args.yes)

@@ -198,6 +198,16 @@ def standings(run: RawRun, versions: Iterable[int] | None = None) -> dict[int, S
             for v in (run.info.versions if versions is None else versions)}
 
 
+def exit_status(run: RawRun) -> int:
+    """A finished run's exit status: 2 incomplete; with a baseline, 1 for a new failure; else 1
+    when a version is NON-CONFORMANT. The verdicts themselves never depend on a baseline."""
+    if not run.info.complete:
+        return 2
+    if run.info.baseline is not None:
+        return 1 if run.info.baseline["new"] else 0
+    return 0 if all(s.verdict == CONFORMANT for s in standings(run).values()) else 1
+
+
 def verdicts(results: Iterable[CaseResult], versions: Iterable[int], census: Iterable[CensusRecord] = (), *,
              type_names: Iterable[str] | None = None, claim: str = "implemented") -> dict[int, str]:
     results, census = list(results), list(census)

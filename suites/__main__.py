@@ -15,8 +15,8 @@ import pytest
 import spec
 from engine.options import OPTIONS, validate
 from engine.plugins import UsageError
-from results import CONFORMANT, RawRun
-from results.verdict import standings
+from results import RawRun
+from results.verdict import exit_status
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if not run.info.complete:
         print(f"error: incomplete run ({run.info.incomplete_reason}); the reports say so", file=sys.stderr)
         return 2
-    return 0 if all(s.verdict == CONFORMANT for s in standings(run).values()) else 1
+    return exit_status(run)
 
 
 if __name__ == "__main__":
