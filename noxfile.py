@@ -1,6 +1,6 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), and ``compare``, ``matrix``, ``ecosystem``, ``verify``, ``adequacy``, ``bench``."""
+(ruff), and ``compare``, ``matrix``, ``ecosystem``, ``merge``, ``verify``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
@@ -243,6 +243,20 @@ def ecosystem(session: nox.Session) -> None:
     if failed:
         session.log(f"could not be carried out: {', '.join(failed)} (see its output above)")
         sys.exit(2)
+
+
+@nox.session
+def merge(session: nox.Session) -> None:
+    """One report from a run's ``--shard K/N`` folders: ``nox -s merge -- SHARD_DIR... --out DIR
+    [--baseline FILE]``. Exit status as the run's: 0 conformant, 1 not (or, with a baseline, a new
+    failure), 2 shards that cannot be merged or a shard missing."""
+    if not session.posargs:
+        session.error("usage: nox -s merge -- SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline FILE]")
+    session.install(*RUNTIME)
+    try:
+        session.run("python", "-m", "reports", "merge", *session.posargs)
+    except nox.command.CommandFailed as failed:
+        sys.exit(failed.return_code or 2)  # nox would make every failure 1; 0/1/2 is the contract
 
 
 @nox.session
