@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from results import RawRun, Unreadable, load
+import spec
+from results import CensusRecord, RawRun, Unreadable, load
 
 # What every shard of one run has in common, and how to say it: (label, reader of a run).
 _SAME: tuple[tuple[str, Callable[[RawRun], Any]], ...] = (
@@ -101,6 +102,14 @@ def _incomplete(runs: list[RawRun], missing: list[int], count: int) -> str | Non
     return None
 
 
+def _plan_order(records: list[CensusRecord]) -> list[CensusRecord]:
+    """Census records in the order one machine records them (one census test per version and type,
+    run in plan order): the examples a census entry shows are its first records."""
+    order = {v: spec.load(v).type_names for v in {record.version for record in records}}
+    return sorted(records, key=lambda r: (r.version, order[r.version].index(r.type_name)
+                                          if r.type_name in order[r.version] else len(order[r.version])))
+
+
 def merge(folders: list[Path]) -> RawRun:
     """The run the shards in ``folders`` are parts of; MergeError where they are not parts of one."""
     if not folders:
@@ -121,4 +130,4 @@ def merge(folders: list[Path]) -> RawRun:
                    incomplete_reason=reason, workers=sum(run.info.workers for run in shards),
                    model_usage=_usage(shards), **sums)
     return RawRun(info, _environment(shards), [result for run in shards for result in run.results],
-                  [record for run in shards for record in run.census])
+                  _plan_order([record for run in shards for record in run.census]))
