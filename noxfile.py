@@ -1,6 +1,7 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), and ``compare``, ``matrix``, ``ecosystem``, ``merge``, ``verify``, ``adequacy``, ``bench``."""
+(ruff), ``docs`` (the documentation site, built strictly), and ``compare``, ``matrix``,
+``ecosystem``, ``merge``, ``verify``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
@@ -76,6 +77,13 @@ def e2e(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site from docs/ into site/; strict, so a broken link or anchor fails."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "docs"))
+    session.run("mkdocs", "build", "--strict", *session.posargs)
 
 
 def _pop_installs(args: list[str]) -> tuple[list[str], list[str]]:

@@ -89,12 +89,12 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
                      f"shard's folder with `python -m reports merge` for the run's verdicts")
     document = document or aggregate(run)
     for v in document["versions"]:
-        why = f"; failing: {_causes(v['causes'])}" if v["causes"] else ""
+        why = f" ({_causes(v['causes'])})" if v["causes"] else ""
         if v["inferred_only"]:
             why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
         scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
-        lines.append(f"  ArgMin-{v['version']}: {v['verdict'].upper()} {scope} [{profile}]{part} "
-                     f"({v['judged']} cases judged{why})")
+        lines.append(f"  ArgMin-{v['version']}: {v['verdict'].upper()}{why}; {scope} [{profile}]{part} "
+                     f"({v['judged']} cases judged)")
         lines.append(f"      {strictness_text(t, v['strictness'])}")
         for warning in v["census_warnings"]:
             cause = f" (goes with {warning['same_cause']}'s wrong answers)" if warning["same_cause"] else ""
@@ -112,18 +112,18 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
 
 
 def _causes(causes: list[dict]) -> str:
-    """'C1 (float16 error), C5 (double, int64; in packed models only: int32 wrong answer)'."""
+    """What makes the headline NON-CONFORMANT, beside it: 'C1: float16 raised an error; C5: double,
+    int64 (in packed models only: int32) wrong answer'."""
     t = Translator("en")
-    return ", ".join(f"{c['clause']} ({_types(c['types'])} {t('cause-' + c['outcome'])})" for c in causes)
+    return "; ".join(f"{c['clause']}: {_types(c['types'])} {t('cause-' + c['outcome'])}" for c in causes)
 
 
 def _types(types: list[dict]) -> str:
-    plain = [ty["type"] for ty in types if not ty.get("packed")]
-    packed = [ty["type"] for ty in types if ty.get("packed")]
-    parts = [", ".join(plain)] if plain else []
-    if packed:
-        parts.append(f"in packed models only: {', '.join(packed)}")
-    return "; ".join(parts)
+    plain = ", ".join(ty["type"] for ty in types if not ty.get("packed"))
+    packed = ", ".join(ty["type"] for ty in types if ty.get("packed"))
+    if not packed:
+        return plain
+    return f"{plain} (in packed models only: {packed})" if plain else f"in packed models only: {packed}"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,

@@ -1,5 +1,6 @@
 """How a version's standing reads, in one sentence per level, in the report's language: the scope
-beside the headline ("for 7 of 11 types of T; not implemented: int16, ...") and the strictness
+beside the headline ("scope: 7 of 11 types of T implemented; not implemented: int16, ...": a
+count of the types implemented, never of those that failed) and the strictness
 ("lenient: computes bool inputs (C12); accepts undeclared attributes (C13)"). The terminal, the
 HTML page, JUnit, compare and the matrix page all word it here, from the report document's
 ``scope`` and ``strictness`` entries."""

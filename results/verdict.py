@@ -1,7 +1,7 @@
 """The verdict rule, stated once, with the words it uses. Everything that asks "did this version
 pass", "for which types", "how strict" or "why" asks here.
 
-Per version, three levels, after what the ONNX text asks of an implementation (GUIDE.md §2):
+Per version, three levels, after what the ONNX text asks of an implementation (docs/specification.md):
 
 - **The headline**, CONFORMANT or NON-CONFORMANT. It is NON-CONFORMANT only for a valid input
   (a semantic clause) of a type the implementation implements that was answered wrongly, refused
@@ -9,7 +9,7 @@ Per version, three levels, after what the ONNX text asks of an implementation (G
   implementation. The latter is this suite's own position: the text says nothing of crashes, but a
   runtime that an input can take down is not one a vendor can ship. Nothing else changes it.
 - **Scope**: a type of T (or of ``--dtypes``) answered "unsupported" for every valid input is not
-  implemented, and named beside the headline ("CONFORMANT for 7 of 11 types of T"). A type refused
+  implemented, and named beside the headline ("scope: 7 of 11 types of T implemented"). A type refused
   for some valid inputs and computed for others fails. ``--claim all`` claims every type: then a
   type not implemented is a failure too.
 - **Strictness**: how invalid models (the rejection clauses) are treated. The text constrains

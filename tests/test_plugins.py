@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -92,6 +93,24 @@ def test_model_plugin_not_implemented_from_either_call_is_unsupported(function: 
     fn = resolve(f"model:{MODEL}:{function}")
     with pytest.raises(NotImplementedError):
         fn(ROWS, opset=13)
+
+
+def _quick_13(impl: str, folder: Path) -> dict[int, tuple[str, list[str]]]:
+    """Each version's verdict and types not implemented, from a quick ArgMin-13 run of ``impl``."""
+    subprocess.run([sys.executable, "-m", "suites", "--impl", impl, "--versions", "13", "--profile", "quick",
+                    "--seed", "7", "--report-dir", str(folder)], cwd=IMPLS.parent.parent, capture_output=True,
+                   timeout=600, check=False)
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return {v["version"]: (v["verdict"], v["scope"]["not_implemented"]) for v in report["versions"]}
+
+
+def test_the_readme_model_plugin_gives_the_builtins_verdicts(tmp_path: Path) -> None:
+    """README's model-level example is judged as the built-in onnxruntime: onnxruntime's own "not
+    implemented" (its NotImplemented, not a NotImplementedError) makes a type not implemented,
+    where left untranslated it failed C1 as a valid input refused."""
+    plugin = _quick_13(f"model:{MODEL}:compile", tmp_path / "plugin")
+    assert plugin == _quick_13("onnxruntime", tmp_path / "builtin")
+    assert plugin[13][0] == "conformant" and "uint16" in plugin[13][1], plugin
 
 
 def test_model_plugin_that_returns_no_callable_is_a_rejection_not_unsupported() -> None:

@@ -265,6 +265,21 @@ def test_incomplete_run_still_reports_and_says_so(tmp_path: Path) -> None:
     assert 'id="incomplete"' not in complete
 
 
+@pytest.mark.parametrize(("lang", "scope"), [("en", "scope: 9 of 11 types of T implemented"),
+                                             ("zh-TW", "範圍：已實作 T 的 11 種型別中的 9 種")])
+def test_the_scope_counts_types_implemented_after_what_fails(lang: str, scope: str) -> None:
+    """'NON-CONFORMANT for 9 of 11 types of T' read as if 9 types failed. The failing clauses come
+    first, beside the headline, then the scope, worded as the types implemented."""
+    raw = refusing_run()
+    html = render_report(aggregate(raw), lang)
+    card = html[html.index('data-version="1" data-verdict'):html.index('data-version="13" data-verdict')]
+    assert card.index('class="causes"') < card.index('class="scope"') < card.index(scope)
+    if lang == "en":
+        line = next(line for line in summary_lines(raw, {}) if line.startswith("  ArgMin-1:"))
+        assert line.startswith(f"  ArgMin-1: NON-CONFORMANT (C1: float16 raised an error); {scope}; "
+                               "not implemented: uint16, int16 ["), line
+
+
 def test_traditional_chinese_report(failing: dict) -> None:
     html = render_report(failing, "zh-TW")
     assert '<html lang="zh-TW">' in html
@@ -501,7 +516,7 @@ def test_clauses_carry_their_source_and_a_verdict_resting_on_inferred_clauses_sa
     assert lines[1].startswith("  quick = smoke test: the special-value floor, then 32 generated cases per test")
     v12, v13 = (next(line for line in lines if line.startswith(f"  ArgMin-{n}:")) for n in (12, 13))
     assert "[quick profile: smoke test]" in v12 and "[quick profile: smoke test]" in v13
-    assert "failing: C9 (float raised an error) (all inferred, not stated by the ONNX text" in v13, v13
+    assert "NON-CONFORMANT (C9: float raised an error) (all inferred, not stated by the ONNX text" in v13, v13
     assert "inferred" not in v12 and "lenient: computes rank-0 inputs (C11)" in lines[lines.index(v13) + 1]
     mixed = dataclasses.replace(raw, results=[*raw.results, dataclasses.replace(raw.results[-1], clause="C5")])
     assert not aggregate(mixed)["versions"][1]["inferred_only"], "C5 is stated: not only inferred"

@@ -1,7 +1,7 @@
-"""The spec files say what GUIDE section 2 says, agree with the installed onnx package's own
+"""The spec files say what docs/specification.md says, agree with the installed onnx package's own
 schemas, and a broken spec file fails with one line naming the file, the place and the problem.
 
-The GUIDE table is transcribed here on purpose: it is the independent statement the YAML is
+That page's table is transcribed here on purpose: it is the independent statement the YAML is
 checked against, so a typo in the YAML cannot hide behind code that reads the same YAML."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VERSIONS = (1, 11, 12, 13)
 BASE_TYPES = {"double", "float", "float16", "int8", "int16", "int32", "int64",
               "uint8", "uint16", "uint32", "uint64"}
-#: Clause title -> kind, per version, as GUIDE section 2 states it (None: the version has no such clause).
+#: Clause title -> kind, per version, as docs/specification.md states it (None: the version has no such clause).
 KINDS = {
     "ties": {1: "undefined", 11: "undefined", 12: "semantic", 13: "semantic"},
     "empty-input": {1: None, 11: "undefined", 12: None, 13: None},
@@ -141,8 +141,8 @@ def test_clause_ids_are_stable_and_bilingual(version: int) -> None:
 
 # --- clause provenance ---------------------------------------------------------------------------
 
-#: Clause title -> versions where it is inferred rather than stated by the ONNX text, as GUIDE
-#: sections 2 and 3b say (rank-0 rejection from the empty range [-r, r-1]; axis >= r at ArgMin-1)
+#: Clause title -> versions where it is inferred rather than stated by the ONNX text, as
+#: docs/specification.md says (rank-0 rejection from the empty range [-r, r-1]; axis >= r at ArgMin-1)
 #: plus what the text is silent on (NaN, empty axes and zero-size inputs, values outside the
 #: described ones, v1/v11 ties, v1's negative axes and rank 0).
 INFERRED = {

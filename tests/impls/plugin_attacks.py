@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-FORGED_LINE = "  ArgMin-13: CONFORMANT for 12 of 12 types of T (FORGED)"
+FORGED_LINE = "  ArgMin-13: CONFORMANT; scope: all 12 types of T implemented (FORGED)"
 # Files an attack replaces with links, and where they point (outside the report folder).
 LINKED = ("report.json", "report.html", "junit.xml", "raw.json.gz")
 _done: list[str] = []
