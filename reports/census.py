@@ -87,9 +87,9 @@ def _statuses(records: list[CensusRecord]) -> dict[str, int]:
 
 def _examples(records: list[CensusRecord], own_rule: set[str]) -> list[CensusRecord]:
     """A few observations: for types with a rule of their own or exceptions to their policy
-    (``own_rule``), up to NO_LISTED_EXAMPLES answers that fit no named policy; then one per distinct (status, fitting
-    policies, determinism, flags), so an incoherent topic shows the answers that disagree; small
-    inputs first."""
+    (``own_rule``), up to NO_LISTED_EXAMPLES answers that fit no named policy; then one per
+    distinct (status, fitting policies, determinism, flags), so an incoherent topic shows the
+    answers that disagree; small inputs first."""
     records = sorted(records, key=lambda r: math.prod(r.input.shape) if r.input else math.inf)
     picked = [r for r in records if r.type_name in own_rule and _bears_policy(r) and not r.fits][:NO_LISTED_EXAMPLES]
     kinds = {(r.status, frozenset(r.fits), r.deterministic, frozenset(r.flags)) for r in picked}

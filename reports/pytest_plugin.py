@@ -95,7 +95,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
 
 def _exceptions(t: Translator, entry: dict) -> list[str]:
     """Per type of a census topic whose policy has exceptions: how many answers follow it, and the
-    exceptions among the topic's examples ("int32: first minimum, 270 of 272; 2 answers fit no
+    exceptions among the topic's examples ("int32: first minimum, 270 of 272; 2 answer(s) fit no
     rule, e.g. [1, 1, 1] -> 1")."""
     lines = []
     for ty in entry["types"]:

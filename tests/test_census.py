@@ -25,6 +25,7 @@ from reports import aggregate
 from reports.census import NO_LISTED_POLICY, entries
 from reports.i18n import Translator
 from reports.pytest_plugin import summary_lines
+from reports.render import render_report
 from reports.standing import type_policy
 from results import CONFORMANT, CensusRecord, RawRun, RunInfo, verdicts
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
@@ -214,6 +215,7 @@ def test_tie_answers_with_exceptions_are_not_coherent_and_the_terminal_shows_the
     lines = summary_lines(raw, {}, document)
     shown = f"int32: first minimum, {int32['answers'] - exceptions} of {int32['answers']}; {exceptions} answer(s) fit"
     assert any(line.strip().startswith(shown) and "e.g. [" in line for line in lines), lines
+    assert shown.split(": ", 1)[1] in render_report(document)
 
 
 def test_tie_answers_that_all_follow_one_policy_are_coherent() -> None:
