@@ -8,10 +8,13 @@ and group, what the implementation did, type by type.
 - An input whose answer changed when it was asked again (in a second worker process, where the
   run had one) is nondeterministic: no policy.
 - A type follows a policy when all its policy-bearing observations fit one named policy. When
-  they are deterministic and each one that fits a named policy fits a common one, but some fit
-  none, the type follows a rule of its own: "no-listed-policy", shown with its examples. Only
-  answers that fit different named policies on inputs those policies tell apart are incoherent.
-- The topic is coherent when no type is incoherent and nothing was nondeterministic.
+  they are deterministic and none fits a named policy, the type follows a rule of its own:
+  "no-listed-policy", shown with its examples. When those that fit a named policy share one but
+  others fit none, the policy has exceptions: the type is not coherent, and the report counts
+  the answers that follow the policy and shows the exceptions ("first minimum, 270 of 272; 2
+  answers fit no rule"). Answers that fit different named policies on inputs those policies
+  tell apart are incoherent.
+- The topic is coherent when every type is, and nothing was nondeterministic.
 - Answers flagged by the engine (a wrong shape, a value that cannot index the input) and answers
   that differ between processes are warnings, never violations."""
 
@@ -53,19 +56,19 @@ def _bears_policy(record: CensusRecord) -> bool:
     return record.status in _POLICY_STATUSES and record.deterministic is not False
 
 
-def _policy(records: list[CensusRecord]) -> list[str] | None:
-    """How one type's observations read: the named policies every policy-bearing observation
-    fits; [NO_LISTED_POLICY] where those that fit a named policy share one but others fit none;
-    [] (incoherent) where they fit named policies that exclude each other; None where no
-    observation bears a policy."""
+def _reading(records: list[CensusRecord]) -> dict:
+    """How one type's observations read: ``policy``, the named policies every policy-bearing
+    observation that fits one fits ([NO_LISTED_POLICY] where none fits any, [] where they fit
+    named policies that exclude each other, and where no observation bears a policy);
+    ``answers``, the policy-bearing observations; ``exceptions``, those of them that fit no
+    named policy while others follow one; ``coherent``, the policy holds for every answer."""
     bearing = [set(r.fits) for r in records if _bears_policy(r)]
-    if not bearing:
-        return None
     named = [fits for fits in bearing if fits]
     common = set.intersection(*named) if named else set()
-    if named and not common:
-        return []
-    return sorted(common) if len(named) == len(bearing) else [NO_LISTED_POLICY]
+    policy = sorted(common) if named else [NO_LISTED_POLICY] if bearing else []
+    exceptions = len(bearing) - len(named) if common else 0
+    return {"policy": policy, "answers": len(bearing), "exceptions": exceptions,
+            "coherent": not bearing or (bool(policy) and not exceptions)}
 
 
 def _asked_again(records: list[CensusRecord]) -> str | None:
@@ -83,10 +86,10 @@ def _statuses(records: list[CensusRecord]) -> dict[str, int]:
 
 
 def _examples(records: list[CensusRecord], own_rule: set[str]) -> list[CensusRecord]:
-    """A few observations: for types with a rule of their own (``own_rule``), up to
-    NO_LISTED_EXAMPLES answers that fit no named policy; then one per distinct (status, fitting
-    policies, determinism, flags), so an incoherent topic shows the answers that disagree; small
-    inputs first."""
+    """A few observations: for types with a rule of their own or exceptions to their policy
+    (``own_rule``), up to NO_LISTED_EXAMPLES answers that fit no named policy; then one per
+    distinct (status, fitting policies, determinism, flags), so an incoherent topic shows the
+    answers that disagree; small inputs first."""
     records = sorted(records, key=lambda r: math.prod(r.input.shape) if r.input else math.inf)
     picked = [r for r in records if r.type_name in own_rule and _bears_policy(r) and not r.fits][:NO_LISTED_EXAMPLES]
     kinds = {(r.status, frozenset(r.fits), r.deterministic, frozenset(r.flags)) for r in picked}
@@ -114,22 +117,24 @@ def entries(run: RawRun, tensor, find_clause) -> list[dict]:
         by_type: dict[str, list[CensusRecord]] = defaultdict(list)
         for record in counted:
             by_type[record.type_name].append(record)
-        per_type = {type_name: _policy(mine) for type_name, mine in sorted(by_type.items())}
+        per_type = {type_name: _reading(mine) for type_name, mine in sorted(by_type.items())}
         types = [{"type": type_name, "records": len(by_type[type_name]), "statuses": _statuses(by_type[type_name]),
-                  "nondeterministic": sum(r.deterministic is False for r in by_type[type_name]),
-                  "policy": policy or [], "coherent": policy is None or bool(policy)}
-                 for type_name, policy in per_type.items()]
-        read = [set(policy) for policy in per_type.values() if policy is not None]
+                  "nondeterministic": sum(r.deterministic is False for r in by_type[type_name]), **reading}
+                 for type_name, reading in per_type.items()]
+        read = [set(reading["policy"]) for reading in per_type.values() if reading["answers"]]
         overall = sorted(set.intersection(*read)) if read else None
         nondeterministic = sum(r.deterministic is False for r in counted)
         statuses = _statuses(records)
         flagged = {name: n for name, applies in _OBSERVATION_WARNINGS.items()
                    if (n := sum(1 for r in counted if applies(r)))}
-        warnings = [*flagged] + [w for w, on in (("incoherent", any(not t["coherent"] for t in types)),
+        flagged.update({"exceptions": n} if (n := sum(t["exceptions"] for t in types)) else {})
+        incoherent = any(t["answers"] and not t["policy"] for t in types)
+        warnings = [*flagged] + [w for w, on in (("incoherent", incoherent),
                                                  ("crashes", statuses["crash"] + statuses["timeout"] > 0)) if on]
         clause = find_clause(version, topic)
         fits = Counter(f for r in counted if _bears_policy(r) for f in set(r.fits))
-        own_rule = {type_name for type_name, policy in per_type.items() if policy == [NO_LISTED_POLICY]}
+        own_rule = {type_name for type_name, reading in per_type.items()
+                    if reading["policy"] == [NO_LISTED_POLICY] or reading["exceptions"]}
         out.append({
             "version": version, "topic": topic, "group": group, "title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {},

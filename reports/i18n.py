@@ -21,6 +21,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "all-types": "All types of T",
         "reason-failures": "{n} judged case(s) did not pass",
         "reason-no-semantic": "no semantic case ran",
+        "not-judged": "Not judged",
+        "reason-interrupted": "the run was interrupted before any case of this version",
+        "reason-interrupted-no-semantic": "the run was interrupted before any semantic case of this version",
         "reason-nothing-implemented": "no type of the claim is implemented",
         "reason-all-passed": "every valid input of the types it implements answered right, nothing crashed",
         "scope-all": "scope: all {n} types of T implemented",
@@ -189,7 +192,7 @@ MESSAGES: dict[str, dict[str, str]] = {
                                             "empty raises an error; one that is empty along another axis gets its "
                                             "empty result.",
         "policy-note-no-listed-policy": "Deterministic, no listed policy: every answer was the same when asked again, "
-                                        "but some fit none of the policies listed here; the examples below show them.",
+                                        "but none fits any of the policies listed here; the examples below show them.",
         "policy-as": "read as {attribute}={value}",
         "version": "Version",
         "type": "Type",
@@ -278,6 +281,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "answer-differs-between-processes": "asked in another worker process, the same input got another answer",
         "flag-not-an-index": "not an index",
         "flag-wrong-shape": "wrong shape",
+        "flag-exceptions": "exceptions to its policy",
+        "warning-exceptions": "{n} answer(s) fit no rule while the other answers of their type follow one: the "
+                              "policy does not hold for every answer, so it is not called coherent (the examples "
+                              "below show the exceptions first). Not a violation, but users should not rely on it.",
+        "policy-with-exceptions": "{policy}, {k} of {n}; {m} answer(s) fit no rule",
+        "exceptions-examples": "e.g. {examples}",
         "warning-differs-between-processes": "The same input, asked in two worker processes, got different answers "
                                              "({n} time(s)): most likely uninitialised memory. No policy can be read "
                                              "from them.",
@@ -412,6 +421,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "all-types": "T 的所有型別",
         "reason-failures": "{n} 個判定案例未通過",
         "reason-no-semantic": "未執行任何語意案例",
+        "not-judged": "未判定",
+        "reason-interrupted": "執行在本版本的任何案例之前即已中斷",
+        "reason-interrupted-no-semantic": "執行在本版本的任何語意案例之前即已中斷",
         "reason-nothing-implemented": "宣告範圍內沒有任何型別被實作",
         "reason-all-passed": "所實作型別的每個有效輸入皆答對，且未曾當機",
         "scope-all": "範圍：T 的全部 {n} 種型別皆已實作",
@@ -568,8 +580,8 @@ MESSAGES: dict[str, dict[str, str]] = {
                                       "（從第一個元素開始掃描、只移往更小值的做法）。",
         "policy-note-raises-on-empty-axis": "恰在約簡軸為空時回報錯誤：約簡軸為空的空輸入回報錯誤；只在其他軸為空的"
                                             "空輸入則得到空的結果。",
-        "policy-note-no-listed-policy": "結果固定，非列出的策略：每個答案再次詢問時皆相同，但部分答案不符合此處列出的"
-                                        "任何策略；下方的範例列出這些答案。",
+        "policy-note-no-listed-policy": "結果固定，非列出的策略：每個答案再次詢問時皆相同，但沒有任何答案符合此處列出的"
+                                        "策略；下方的範例列出這些答案。",
         "policy-as": "視同 {attribute}={value}",
         "version": "版本",
         "type": "型別",
@@ -648,6 +660,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "answer-differs-between-processes": "在另一個工作行程中詢問同一輸入時得到不同答案",
         "flag-not-an-index": "不是索引",
         "flag-wrong-shape": "形狀錯誤",
+        "flag-exceptions": "策略有例外",
+        "warning-exceptions": "{n} 個答案不符合任何規則，而同型別的其他答案都遵循同一策略：該策略並非對每個答案都成立，"
+                              "因此不視為一致（下方範例先列出這些例外）。這不算違規，但使用者不應依賴此行為。",
+        "policy-with-exceptions": "{policy}，{n} 個中有 {k} 個；{m} 個答案不符合任何規則",
+        "exceptions-examples": "例如 {examples}",
         "warning-differs-between-processes": "同一輸入在兩個工作行程中得到不同答案（{n} 次）：很可能是未初始化的"
                                              "記憶體。無法從中讀出任何策略。",
         "warning-not-an-index": "{n} 個答案含有不可能是此輸入索引的值：小於 0 或超出約簡軸的長度（約簡軸為空時，任何值"

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from results import IMPLEMENTATION_LOG, RAW, RawRun, save
+from results.verdict import NOT_JUDGED
 
 from . import baseline, render, write_documents
 from .aggregate import aggregate
 from .certificate import certificate, certificate_line
 from .i18n import Translator
-from .standing import scope_text, strictness_text
+from .standing import scope_text, strictness_text, type_policy
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
@@ -88,7 +89,11 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
                      f"{len(info.shard['tests'])} of the run's {info.shard['plan_tests']} tests only; merge every "
                      f"shard's folder with `python -m reports merge` for the run's verdicts")
     document = document or aggregate(run)
+    census = {c["anchor"]: c for c in document["census"]}
     for v in document["versions"]:
+        if v["verdict"] == NOT_JUDGED:  # nothing ran to read a headline, a scope or a strictness from
+            lines.append(f"  ArgMin-{v['version']}: {t(NOT_JUDGED).upper()}: {t(v['reason'])} [{profile}]{part}")
+            continue
         why = f" ({_causes(v['causes'])})" if v["causes"] else ""
         if v["inferred_only"]:
             why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
@@ -99,6 +104,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
         for warning in v["census_warnings"]:
             cause = f" (goes with {warning['same_cause']}'s wrong answers)" if warning["same_cause"] else ""
             lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
+            lines += [f"        {line}" for line in _exceptions(t, census[warning["anchor"]])]
     lines.append(f"  {certificate_line(document['certificate'])}")
     if info.models_compiled is not None:
         loaded = f", {info.models_loaded:,} more loaded from the compile cache" if info.models_loaded else ""
@@ -109,6 +115,28 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
         lines += [f"  {line}" for line in baseline.lines(info.baseline)]
     lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
     return lines
+
+
+def _exceptions(t: Translator, entry: dict) -> list[str]:
+    """Per type of a census topic whose policy has exceptions: how many answers follow it, and the
+    exceptions among the topic's examples ("int32: first minimum, 270 of 272; 2 answer(s) fit no
+    rule, e.g. [1, 1, 1] -> 1")."""
+    lines = []
+    for ty in entry["types"]:
+        if ty["exceptions"]:
+            shown = [f"{_shown(e['input'])}{_attributes(e['attributes'])} -> {_shown(e['observed'])}"
+                     for e in entry["examples"] if e["type"] == ty["type"] and not e["fits"]]
+            examples = f", {t('exceptions-examples', examples='; '.join(shown))}" if shown else ""
+            lines.append(f"{ty['type']}: {type_policy(t, ty)}{examples}")
+    return lines
+
+
+def _shown(value: dict | str | None) -> str:
+    return value["display"] if isinstance(value, dict) else str(value)
+
+
+def _attributes(attributes: dict) -> str:
+    return f" ({', '.join(f'{k}={v}' for k, v in attributes.items())})" if attributes else ""
 
 
 def _causes(causes: list[dict]) -> str:

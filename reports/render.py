@@ -13,7 +13,7 @@ import jinja2
 
 from .aggregate import SEVERITY, clause_anchor
 from .i18n import Translator
-from .standing import scope_text, strictness_text
+from .standing import scope_text, strictness_text, type_policy
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Environment entries the report shows elsewhere (implementation, certificate) or leaves out:
@@ -82,7 +82,8 @@ def _page(template: str, lang: str, **context: object) -> str:
         t=t, lang=lang, statement=lambda s: _statement(s, lang), severity=SEVERITY,
         policy=t.policy, problem=lambda name: t.label("problem-", name), accepted=lambda side: _accepted(side, t),
         scope_text=lambda v: scope_text(t, v["scope"], v["type_restriction"] is not None),
-        strictness_text=lambda v: strictness_text(t, v["strictness"]), **context)
+        strictness_text=lambda v: strictness_text(t, v["strictness"]), type_policy=lambda ty: type_policy(t, ty),
+        **context)
 
 
 def render_report(document: dict, lang: str = "en") -> str:

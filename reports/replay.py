@@ -273,9 +273,9 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
     lines = [
         _headline(version, clause, ce, f"{where}, {form or 'symbolic'} input"),
         "# Needs only numpy, onnx and the runtime (ml_dtypes for bfloat16): the model is built here.",
-        *(["import ml_dtypes"] if "ml_dtypes." in build_expression(ce.input) else []),
-        "from __future__ import annotations",
+        "from __future__ import annotations",  # must come first: any import before it is a SyntaxError
         "",
+        *(["import ml_dtypes"] if "ml_dtypes." in build_expression(ce.input) else []),
         "import numpy as np",
         "import onnx",
         "import onnx.helper",

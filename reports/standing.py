@@ -1,7 +1,8 @@
 """How a version's standing reads, in one sentence per level, in the report's language: the scope
 beside the headline ("scope: 7 of 11 types of T implemented; not implemented: int16, ...": a
-count of the types implemented, never of those that failed) and the strictness
-("lenient: computes bool inputs (C12); accepts undeclared attributes (C13)"). The terminal, the
+count of the types implemented, never of those that failed), the strictness ("lenient: computes
+bool inputs (C12); accepts undeclared attributes (C13)") and a census topic's policy per type
+("first minimum, 270 of 272; 2 answers fit no rule"). The terminal, the
 HTML page, JUnit, compare and the matrix page all word it here, from the report document's
 ``scope`` and ``strictness`` entries."""
 
@@ -27,6 +28,17 @@ def scope_text(t: Translator, scope: dict, restricted: bool) -> str:
     if scope["claim"] == "all":
         parts.append(t("claim-all"))
     return "; ".join(parts)
+
+
+def type_policy(t: Translator, entry: dict) -> str:
+    """How one type of a census topic reads: its policy ("first minimum"), with how many answers
+    follow it where some fit no rule ("first minimum, 270 of 272; 2 answers fit no rule")."""
+    if entry["exceptions"]:
+        return t("policy-with-exceptions", policy=" + ".join(map(t.policy, entry["policy"])), m=entry["exceptions"],
+                 k=entry["answers"] - entry["exceptions"], n=entry["answers"])
+    if not entry["coherent"]:
+        return t("no-policy")
+    return " + ".join(map(t.policy, entry["policy"])) or "—"
 
 
 def _lenient(t: Translator, entry: dict) -> str:

@@ -16,7 +16,10 @@ Per version, three levels, after what the ONNX text asks of an implementation (d
   models; it never makes refusing an invalid one an implementation's duty, so refusing is strict,
   computing anyway lenient, and neither touches the headline.
 
-Census cases (undefined behaviour) never count, except that a crash or a hang on them does."""
+Census cases (undefined behaviour) never count, except that a crash or a hang on them does.
+
+A version the run stopped before (interrupted, or cut short otherwise) with nothing against it
+and no semantic case judged is NOT JUDGED: no headline can be read from cases that never ran."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ import spec
 from .causes import clause_number, own_causes
 from .records import CaseResult, CensusRecord, RawRun
 
-CONFORMANT, NON_CONFORMANT = "conformant", "non-conformant"
+CONFORMANT, NON_CONFORMANT, NOT_JUDGED = "conformant", "non-conformant", "not-judged"
 JUDGED_KINDS = ("semantic", "rejection")
 # Outcomes that mean the implementation went down on the input, whatever its kind.
 FAULTS = ("crash", "timeout")
@@ -163,9 +166,11 @@ def _in_order(types: set[str]) -> tuple[str, ...]:
 
 
 def standing(results: Sequence[CaseResult], version: int, census: Iterable[CensusRecord] = (), *,
-             type_names: Iterable[str] | None = None, claim: str = "implemented") -> Standing:
+             type_names: Iterable[str] | None = None, claim: str = "implemented",
+             stopped: bool = False) -> Standing:
     """The version's standing from the run's records: its judged cases, its census records (a crash
-    on an undefined input counts), the --dtypes restriction and the --claim."""
+    on an undefined input counts), the --dtypes restriction and the --claim. ``stopped``: the run
+    ended before its end (the run records it as incomplete)."""
     try:
         vspec = spec.load(version)
     except spec.SpecError:
@@ -179,13 +184,16 @@ def standing(results: Sequence[CaseResult], version: int, census: Iterable[Censu
                            {c.topic for c in census_faults}, key=clause_number))
     if failures or census_faults:
         reason = "reason-failures"
+    elif stopped and not any(r.kind == "semantic" for r in counted):
+        reason = "reason-interrupted-no-semantic" if counted else "reason-interrupted"
     elif not any(r.kind == "semantic" for r in counted):
         reason = "reason-no-semantic"
     elif not scope_.implemented:
         reason = "reason-nothing-implemented"
     else:
         reason = "reason-all-passed"
-    verdict = CONFORMANT if reason == "reason-all-passed" else NON_CONFORMANT
+    verdict = {"reason-all-passed": CONFORMANT, "reason-interrupted": NOT_JUDGED,
+               "reason-interrupted-no-semantic": NOT_JUDGED}.get(reason, NON_CONFORMANT)
     return Standing(version, verdict, reason, scope_, strictness(results, version, vspec), failures,
                     census_faults, clauses, len(counted), same)
 
@@ -194,7 +202,7 @@ def standings(run: RawRun, versions: Iterable[int] | None = None) -> dict[int, S
     """Every tested version's standing, read from a whole run."""
     results = list(run.results)
     return {v: standing(results, v, run.census, type_names=run.info.type_names,
-                        claim=getattr(run.info, "claim", None) or "implemented")
+                        claim=getattr(run.info, "claim", None) or "implemented", stopped=not run.info.complete)
             for v in (run.info.versions if versions is None else versions)}
 
 

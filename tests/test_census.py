@@ -23,6 +23,10 @@ from engine.run import run_all
 from generators import profiles
 from reports import aggregate
 from reports.census import NO_LISTED_POLICY, entries
+from reports.i18n import Translator
+from reports.pytest_plugin import summary_lines
+from reports.render import render_report
+from reports.standing import type_policy
 from results import CONFORMANT, CensusRecord, RawRun, RunInfo, verdicts
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
 
@@ -127,9 +131,21 @@ def test_answers_fitting_one_named_rule_follow_it() -> None:
 
 
 def test_deterministic_answers_outside_the_listed_rules_are_a_rule_of_their_own_with_examples() -> None:
-    entry = _entry(_record("float", ["nan-is-min", "nan-first-only"]), *[_record("float", []) for _ in range(4)])
+    entry = _entry(*[_record("float", []) for _ in range(4)])
     assert (entry["policy"], entry["coherent"], entry["warnings"]) == ([NO_LISTED_POLICY], True, [])
     assert [e["fits"] for e in entry["examples"][:3]] == [[], [], []]  # up to three that fit nothing, first
+
+
+def test_a_policy_with_exceptions_is_counted_shown_and_not_coherent() -> None:
+    """OpenVINO 2024.4's int32 ties at ArgMin-11: 270 first-index answers, 2 that fit no rule."""
+    entry = _entry(*[_record("int32", ["first"]) for _ in range(270)], _record("int32", []), _record("int32", []),
+                   _record("float", ["first"]))
+    int32, = (t for t in entry["types"] if t["type"] == "int32")
+    assert (int32["policy"], int32["answers"], int32["exceptions"], int32["coherent"]) == (["first"], 272, 2, False)
+    assert (entry["coherent"], entry["warnings"], entry["flagged"]) == (False, ["exceptions"], {"exceptions": 2})
+    assert [(e["type"], e["fits"]) for e in entry["examples"][:2]] == [("int32", []), ("int32", [])]
+    assert type_policy(Translator("en"), int32) == "first minimum, 270 of 272; 2 answer(s) fit no rule"
+    assert all(t["coherent"] and t["exceptions"] == 0 for t in entry["types"] if t["type"] == "float")
 
 
 def test_answers_following_two_listed_rules_where_they_differ_are_incoherent() -> None:
@@ -186,12 +202,42 @@ def test_two_nan_rules_chosen_by_the_input_are_incoherent() -> None:
     assert "incoherent" in nan["warnings"] and not nan["coherent"]
 
 
-@pytest.mark.parametrize(("name", "policy"), [("sticky_first_nan", ["nan-first-only"]),
-                                              ("min_then_match", [NO_LISTED_POLICY])])
-def test_a_deterministic_nan_rule_is_not_incoherent(name: str, policy: list[str]) -> None:
-    _, document = _document(f"zoo.correct:{name}", "13", "float")
+def test_tie_answers_with_exceptions_are_not_coherent_and_the_terminal_shows_them() -> None:
+    raw, document = _document(f"{PLUGINS}:middle_of_three_tied", "11", "int32")
+    topic = spec.load(11).clause_for_check("ties").id
+    ties = _topic(document, 11, topic)
+    exceptions = sum(1 for r in raw.census if r.topic == topic and r.status == "returned" and not r.fits)
+    int32, = ties["types"]
+    assert exceptions > 0 and (int32["policy"], int32["exceptions"], int32["coherent"]) == (["first"], exceptions,
+                                                                                           False)
+    assert not ties["coherent"] and "exceptions" in ties["warnings"] and "incoherent" not in ties["warnings"]
+    assert not ties["examples"][0]["fits"]
+    lines = summary_lines(raw, {}, document)
+    shown = f"int32: first minimum, {int32['answers'] - exceptions} of {int32['answers']}; {exceptions} answer(s) fit"
+    assert any(line.strip().startswith(shown) and "e.g. [" in line for line in lines), lines
+    assert shown.split(": ", 1)[1] in render_report(document)
+
+
+def test_tie_answers_that_all_follow_one_policy_are_coherent() -> None:
+    _, document = _document("tests/impls/plugin_good.py:argmin", "11", "int32")
+    ties = _topic(document, 11, spec.load(11).clause_for_check("ties").id)
+    assert (ties["policy"], ties["coherent"], ties["warnings"]) == (["first"], True, [])
+    assert ties["types"][0]["exceptions"] == 0 and ties["types"][0]["answers"] > 0
+
+
+def test_a_deterministic_nan_rule_is_not_incoherent() -> None:
+    _, document = _document("zoo.correct:sticky_first_nan", "13", "float")
     nan = _topic(document, 13, "C14")
-    assert (nan["policy"], nan["coherent"], nan["warnings"]) == (policy, True, [])
+    assert (nan["policy"], nan["coherent"], nan["warnings"]) == (["nan-first-only"], True, [])
+
+
+def test_a_nan_rule_that_a_listed_one_covers_only_in_part_has_exceptions() -> None:
+    """min_then_match answers 0 for any slice holding NaN: NaN at index 0 wins (as nan-first-only
+    says), NaN elsewhere gives 0 too, which no listed rule gives."""
+    _, document = _document("zoo.correct:min_then_match", "13", "float")
+    nan = _topic(document, 13, "C14")
+    assert "nan-first-only" in nan["policy"] and nan["flagged"]["exceptions"] > 0 and not nan["coherent"]
+    assert "exceptions" in nan["warnings"] and "incoherent" not in nan["warnings"]
 
 
 def test_onnxruntimes_nan_and_empty_input_rules_at_argmin_11_are_named_not_incoherent(tmp_path: Path) -> None:

@@ -245,6 +245,11 @@ def _assert_incomplete(process: subprocess.Popen, report_dir: Path, cause: str) 
     assert document["results"], "the cases judged before the interrupt were lost"
     assert (report_dir / "report.html").exists()
     assert not (report_dir / ".stream").exists()
+    for version in read_json(report_dir / "report.json")["versions"]:  # one the interrupt came before is not judged
+        if not version["judged"] and not version["not_passed"]:
+            assert (version["verdict"], version["reason"]) == ("not-judged", "reason-interrupted"), version
+    for line in verdict_lines(stdout):  # NON-CONFORMANT only for something found before the interrupt
+        assert "NON-CONFORMANT" not in line or "failing:" in line, line
 
 
 def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:

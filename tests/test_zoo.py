@@ -331,7 +331,7 @@ def _answer(name: str, values: list, version: int = 13, **attrs: int) -> int:
     ("stable-sort", 2, 2),
     ("integer-keys", 2, 2),
     ("sticky-first-nan", 0, 2),  # NaN first is the minimum, NaN elsewhere ignored: nan-first-only
-    ("min-then-match", 0, 0),  # 0 whatever: no listed policy
+    ("min-then-match", 0, 0),  # 0 whatever: nan-first-only, with exceptions
 ])
 def test_nan_behaviour_differs_between_correct_entries(name: str, nan_first: int, nan_middle: int) -> None:
     first = [np.nan, 1.0, 0.0]

@@ -7,6 +7,7 @@ runtime's job, and what it does is what we judge."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 from collections.abc import Hashable, Mapping, Sequence
@@ -156,11 +157,13 @@ def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
     return _assembled(opset, nodes, inputs, initializers, outputs, graph)
 
 
-def recipe() -> list[str]:
+@functools.cache
+def recipe() -> tuple[str, ...]:
     """The source of this module's model builder (``argmin_model`` and what it calls), for the
-    standalone replay snippet: the model a bug report rebuilds is the one the suite compiled."""
+    standalone replay snippet: the model a bug report rebuilds is the one the suite compiled.
+    Read once: a report holds hundreds of snippets."""
     parts = [element_type, _input, _output, _assembled, _model, inferred_shapes, inferred_shape, argmin_model]
     lines = [f"INPUT, OUTPUT = {INPUT!r}, {OUTPUT!r}", f"IR_CONSTANTS = {IR_CONSTANTS}", "Declared = object", ""]
     for part in parts:
         lines += [*inspect.getsource(part).splitlines(), ""]
-    return lines
+    return tuple(lines)

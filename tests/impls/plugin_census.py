@@ -41,3 +41,18 @@ def nan_rule_by_length(data: np.ndarray, *, opset: int, axis: int = 0, keepdims:
     else:
         found = np.where(nan.any(axis=axis), np.argmax(nan, axis=axis), np.argmin(data, axis=axis))
     return (np.expand_dims(found, axis) if keepdims else found).astype(np.int64)
+
+
+def middle_of_three_tied(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1,
+                         **attributes: int) -> np.ndarray:
+    """Integers at ArgMin-1 and -11 (ties undefined): the first minimum, except in a slice whose
+    minimum occurs three times or more, which gets the second: a first-index policy with
+    exceptions, every answer still a minimum."""
+    plain = opset >= 12 or data.dtype.kind not in "iu" or attributes or keepdims not in (0, 1)
+    if plain or data.ndim == 0 or not -data.ndim <= axis < data.ndim or data.shape[axis] == 0:
+        return _right(data, opset=opset, axis=axis, keepdims=keepdims, **attributes)
+    moved = np.moveaxis(data, axis, -1)
+    hits = moved == moved.min(axis=-1, keepdims=True)
+    second = np.argmax(np.cumsum(hits, axis=-1) == 2, axis=-1)
+    found = np.where(hits.sum(axis=-1) >= 3, second, np.argmax(hits, axis=-1)).astype(np.int64)
+    return np.expand_dims(found, axis) if keepdims else found
