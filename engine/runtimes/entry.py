@@ -58,8 +58,8 @@ class Runtime:
     # The oldest release of its first distribution the adapter works with (``WORD@RELEASE`` picks
     # one); None where no release can be picked (backend:MODULE names a module, not a release).
     oldest: str | None = None
-    # (RELEASE, REQUIREMENT): a release older than RELEASE also needs REQUIREMENT, which its own
-    # metadata omits (built against numpy 1.x, it does not import under numpy 2).
+    # (RELEASE, REQUIREMENT): a release older than RELEASE also gets REQUIREMENT, which its own
+    # metadata omits (built before numpy 2 existed: onnxruntime 1.18 does not import under it).
     older_needs: tuple[tuple[str, str], ...] = ()
 
     @property
