@@ -372,7 +372,10 @@ def minimums(session: nox.Session) -> None:
     installed as ``numpy==1.26``), with onnxruntime as the implementation the tests run: the
     tests in MINIMUM_TESTS at the quick profile, so a lower bound that no longer works is found."""
     session.install(*lowest(RUNTIME), "onnxruntime")
-    session.run("pytest", *(f"tests/{name}.py" for name in MINIMUM_TESTS), "-n", "auto", *session.posargs,
+    # python -m puts the checkout on the path before pytest 8.0 loads the report plugin (addopts),
+    # which pytest 8.0 does ahead of the pythonpath setting.
+    session.run("python", "-m", "pytest", *(f"tests/{name}.py" for name in MINIMUM_TESTS), "-n", "auto",
+                *session.posargs,
                 env={"ARGMIN_PROFILE": "quick"})
 
 
