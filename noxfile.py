@@ -363,7 +363,7 @@ def _recorded_runtime(report: str) -> tuple[str, ...]:
 # against onnxruntime and the zoo's fixtures; the other runtimes' own tests are left to `tests`.
 MINIMUM_TESTS = ("test_generators", "test_oracle", "test_spec_files", "test_bounds", "test_census",
                  "test_judge_ahead", "test_minimize", "test_packing", "test_suite_verdicts", "test_shape_grid",
-                 "test_truthful_report", "test_reports", "test_history", "test_plugins")
+                 "test_truthful_report", "test_reports", "test_history", "test_installs")
 
 
 @nox.session
