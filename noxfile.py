@@ -1,7 +1,8 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), ``docs`` (the documentation site, built strictly), and ``compare``, ``matrix``,
-``ecosystem``, ``merge``, ``verify``, ``adequacy``, ``bench``."""
+(ruff), ``docs`` (the documentation site, built strictly), ``minimums`` (tests at the lowest
+dependency versions pyproject allows), and ``compare``, ``matrix``, ``ecosystem``, ``history``,
+``merge``, ``verify``, ``adequacy``, ``bench``."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ import nox
 # The --impl grammar is read from the suite itself (engine.plugins imports only the standard
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from engine.plugins import DEFAULT_IMPL, runtime_commands, runtime_distributions
-from engine.runtimes import BUILT_IN
+from engine.installs import lowest, pip_failure
+from engine.plugins import DEFAULT_IMPL, UsageError, check, runtime_commands, runtime_distributions
+from engine.runtimes import BUILT_IN, find, split_release
+from engine.runtimes.entry import release_key
 from engine.sandbox import undumpable
 
 sys.path.pop(0)
@@ -132,15 +135,39 @@ def _local(requirement: str) -> bool:
     return os.path.exists(requirement)
 
 
-def _venv(session: nox.Session, installs: list[str]) -> Path | str:
-    """The Python of the virtualenv for exactly this set of installs, ``.nox/conformance-<hash>``:
-    created once and reused, so switching between implementations does not reinstall them. pip
-    runs again only when the virtualenv is new or an install is a local path (its code may have
-    changed since). With nox's --no-install (or -R) nothing is created or installed: the
-    virtualenv if it exists, else the ``python`` of the environment nox runs in."""
+def _stop(message: str) -> None:
+    """End the session as the suite ends a run it cannot carry out: one line, exit status 2 (nox's
+    own session.error would exit 1, which here means non-conformant)."""
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def _checked(impl: str) -> str:
+    """``impl`` once the suite's own checks that import nothing hold (a release the built-in
+    supports, among others): before any virtualenv is made for it."""
+    try:
+        check(impl)
+    except UsageError as exc:
+        _stop(str(exc))
+    return impl
+
+
+def _label(impl: str) -> str:
+    """What names a built-in's virtualenv at one release (``openvino-2024.4.0``); "" otherwise."""
+    found, release = find(impl), split_release(impl)[1]
+    return f"{found[0].word}-{release}" if found and release else ""
+
+
+def _venv(session: nox.Session, installs: list[str], label: str = "") -> Path | str:
+    """The Python of the virtualenv for exactly this set of installs, ``.nox/conformance-<hash>``
+    (``conformance-<label>-<hash>`` for a built-in at one release): created once and reused, so
+    switching between implementations does not reinstall them. pip runs again only when the
+    virtualenv is new or an install is a local path (its code may have changed since). With nox's
+    --no-install (or -R) nothing is created or installed: the virtualenv if it exists, else the
+    ``python`` of the environment nox runs in. Raises UsageError (one line) where pip fails."""
     wanted = sorted({str(Path(i).resolve()) if _local(i) else i for i in installs})
     digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:10]
-    where = Path(".nox") / f"conformance-{digest}"
+    where = Path(".nox") / "-".join(part for part in ("conformance", label, digest) if part)
     python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     marker = where / "argmin-installs.json"
     # nox keeps its command line's --no-install on the runner's global config (no public accessor).
@@ -150,7 +177,12 @@ def _venv(session: nox.Session, installs: list[str]) -> Path | str:
         session.log(f"creating {where} for: {' '.join(wanted)}")
         session.run(sys.executable, "-m", "virtualenv", "-q", str(where), external=True)
     if not marker.exists() or json.loads(marker.read_text()) != wanted or any(map(_local, wanted)):
-        session.run(str(python), "-m", "pip", "install", "-q", *wanted, external=True)
+        session.log(f"pip install {' '.join(wanted)}")
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", *wanted], capture_output=True, text=True)
+        if done.returncode:
+            log = where / "pip.log"
+            log.write_text(done.stdout + done.stderr)
+            raise UsageError(f"{pip_failure(done.stdout + done.stderr)} (pip's output: {log})")
         marker.write_text(json.dumps(wanted))
     else:
         session.log(f"reusing {where} (installed: {' '.join(wanted)})")
@@ -166,19 +198,26 @@ def conformance(session: nox.Session) -> None:
     Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
     1 non-conformant, 2 the run could not be carried out."""
     installs, args = _pop_installs(list(session.posargs))
-    impl = _pop_option(args, "--impl", DEFAULT_IMPL)[0]
+    impl = _checked(_pop_option(args, "--impl", DEFAULT_IMPL)[0])
     _debian(session, list(runtime_commands(impl)), impl)
-    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)])
+    try:
+        python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)], _label(impl))
+    except UsageError as exc:
+        _stop(str(exc))
     command = [str(python), "-m", "suites", *args]
     session.log(" ".join(command))
+    sys.exit(_interruptible(command))
+
+
+def _interruptible(command: list[str]) -> int:
+    """The suite's exit status, with SIGTERM to nox taken as Ctrl-C (see _sigterm_as_ctrl_c)."""
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
-        code = _suite(command)
+        # The suite's 0/1/2 is the contract (nox would make every failure 1), and its verdict lines
+        # are the last thing printed: no "Command ... failed" line after them.
+        return _suite(command)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    # The suite's 0/1/2 is the contract (nox would make every failure 1), and its verdict lines are
-    # the last thing printed: no "Command ... failed" line after them.
-    sys.exit(code)
 
 
 def _suite(command: list[str]) -> int:
@@ -238,7 +277,12 @@ def ecosystem(session: nox.Session) -> None:
     carried, failed = [], []
     for word in words:  # one at a time: each run uses the machine's cores itself
         _debian(session, list(runtime_commands(word)), word)
-        python = _venv(session, [*RUNTIME, *runtime_distributions(word)])
+        try:
+            python = _venv(session, [*RUNTIME, *runtime_distributions(word)])
+        except UsageError as exc:
+            session.log(f"{word}: {exc}")
+            failed.append(word)
+            continue
         folder = Path(out) / word
         command = [str(python), "-m", "suites", "--impl", word, "--profile", profile, "--seed", seed,
                    "--report-dir", str(folder), *args]
@@ -250,6 +294,53 @@ def ecosystem(session: nox.Session) -> None:
                     str(Path(out) / "matrix.html"), external=True)
     if failed:
         session.log(f"could not be carried out: {', '.join(failed)} (see its output above)")
+        sys.exit(2)
+
+
+@nox.session(venv_backend="none")
+def history(session: nox.Session) -> None:
+    """One built-in across its releases, each in its own virtualenv (as ``--impl WORD@RELEASE``) at
+    one profile and seed, on one page: ``nox -s history -- --impl openvino --releases
+    2023.1.0,2024.4.0,2026.4.1 [--profile quick] [--seed 1] [--out runs/history/WORD] [suite options,
+    e.g. --versions 12,13]``. Writes OUT/<release>/ and OUT/history.html with its data in
+    OUT/history.json. Exit status 2 when a release could not be carried out (its column is
+    missing from the page), else 0."""
+    args = list(session.posargs)
+    impl, args = _pop_option(args, "--impl", "")
+    releases, args = _pop_option(args, "--releases", "")
+    profile, args = _pop_option(args, "--profile", "quick")
+    seed, args = _pop_option(args, "--seed", "1")
+    found = find(impl)
+    if found is None or split_release(impl)[1] is not None or found[0].oldest is None:
+        _stop(f"--impl {impl!r} is not a built-in without a release; name one of "
+              f"{', '.join(r.word for r in BUILT_IN)} and list its releases with --releases")
+    wanted = sorted({release for release in releases.split(",") if release}, key=release_key)
+    if not wanted:
+        _stop(f"--releases names no release; write e.g. --releases {found[0].oldest},RELEASE")
+    out, args = _pop_option(args, "--out", f"runs/history/{found[0].word}")
+    for release in wanted:  # every release checked before the first is installed
+        _checked(f"{impl}@{release}")
+    _debian(session, list(runtime_commands(impl)), impl)
+    carried, failed = [], []
+    for release in wanted:  # one at a time: each run uses the machine's cores itself
+        at = f"{impl}@{release}"
+        try:
+            python = _venv(session, [*RUNTIME, *runtime_distributions(at)], _label(at))
+        except UsageError as exc:
+            session.log(f"{at}: {exc}")
+            failed.append(at)
+            continue
+        folder = Path(out) / release
+        command = [str(python), "-m", "suites", "--impl", at, "--profile", profile, "--seed", seed,
+                   "--report-dir", str(folder), *args]
+        session.log(" ".join(command))
+        code = _interruptible(command)
+        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else at)
+    if carried:
+        session.run(str(_venv(session, RUNTIME)), "-m", "reports", "history", *carried, "--out",
+                    str(Path(out) / "history.html"), external=True)
+    if failed:
+        session.log(f"could not be carried out: {', '.join(failed)} (see the output above)")
         sys.exit(2)
 
 
@@ -273,11 +364,41 @@ def verify(session: nox.Session) -> None:
     Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
     if not session.posargs:
         session.error("usage: nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes]]")
-    session.install(*RUNTIME)
+    session.install(*RUNTIME, *(_recorded_runtime(session.posargs[0]) if "--rerun" in session.posargs else ()))
     try:
         session.run("python", "-m", "reports", "verify", *session.posargs)
     except nox.command.CommandFailed as failed:
         sys.exit(failed.return_code or 2)  # nox would make every failure 1; 0/1/2 is the contract
+
+
+def _recorded_runtime(report: str) -> tuple[str, ...]:
+    """What the implementation a report names needs installed to run again (a built-in's runtime,
+    at the release it names); () where the report cannot be read, which verify itself reports."""
+    path = Path(report) / "report.json" if Path(report).is_dir() else Path(report)
+    try:
+        return runtime_distributions(str(json.loads(path.read_text())["certificate"]["implementation"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
+
+
+# The tests `minimums` runs: the spec, generators, oracle, judging and reports, and whole suite runs
+# against onnxruntime and the zoo's fixtures; the other runtimes' own tests are left to `tests`.
+MINIMUM_TESTS = ("test_generators", "test_oracle", "test_spec_files", "test_bounds", "test_census",
+                 "test_judge_ahead", "test_minimize", "test_packing", "test_suite_verdicts", "test_shape_grid",
+                 "test_truthful_report", "test_reports", "test_history", "test_installs")
+
+
+@nox.session
+def minimums(session: nox.Session) -> None:
+    """The suite's own dependencies at the lowest versions pyproject allows (``numpy>=1.26`` is
+    installed as ``numpy==1.26``), with onnxruntime as the implementation the tests run: the
+    tests in MINIMUM_TESTS at the quick profile, so a lower bound that no longer works is found."""
+    session.install(*lowest(RUNTIME), "onnxruntime")
+    # python -m puts the checkout on the path before pytest 8.0 loads the report plugin (addopts),
+    # which pytest 8.0 does ahead of the pythonpath setting.
+    session.run("python", "-m", "pytest", *(f"tests/{name}.py" for name in MINIMUM_TESTS), "-n", "auto", "-m", "not e2e",
+                *session.posargs,
+                env={"ARGMIN_PROFILE": "quick"})
 
 
 @nox.session

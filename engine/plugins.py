@@ -19,8 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from engine.runtimes import DEFAULT, RUNTIMES, Runtime, find
-from engine.runtimes.entry import Unavailable
+from engine.runtimes import DEFAULT, RUNTIMES, Runtime, find, split_release
+from engine.runtimes.entry import Unavailable, release_key
 
 DEFAULT_IMPL = DEFAULT.word
 _BACKEND_PREFIX = "backend:"
@@ -128,15 +128,42 @@ def model_based(impl: str) -> bool:
 
 
 def runtime_distributions(impl: str) -> tuple[str, ...]:
-    """Every distribution a built-in --impl value needs installed; () for anything else."""
+    """What pip installs for a built-in --impl value: its distributions, pinned to the release it
+    names (``openvino@2024.4.0``); () for anything else."""
     builtin = _builtin(impl)
-    return builtin[0].distributions if builtin else ()
+    return builtin[0].requirements(split_release(impl)[1]) if builtin else ()
 
 
 def runtime_commands(impl: str) -> tuple[str, ...]:
     """The system commands a built-in --impl value needs on PATH (tinygrad's clang); () otherwise."""
     builtin = _builtin(impl)
     return builtin[0].commands if builtin else ()
+
+
+def _check_release(impl: str, runtime: Runtime, release: str | None) -> None:
+    """A release named after "@" is one the built-in supports."""
+    if release is None:
+        return
+    if runtime.oldest is None:
+        raise UsageError(f"--impl {impl!r}: {runtime.usage} has no release to pick; drop the '@{release}' "
+                         f"and install the release you want with --install")
+    if not release_key(release):
+        raise UsageError(f"--impl {impl!r}: {release!r} is not a release number; write e.g. "
+                         f"{runtime.word}@{runtime.oldest}")
+    if release_key(release) < release_key(runtime.oldest):
+        raise UsageError(f"--impl {impl!r}: the built-in {runtime.word} supports {runtime.distributions[0]} "
+                         f"{runtime.oldest} and later; pick a release from {runtime.oldest} on, or test an older "
+                         f"one through a plug-in of your own")
+
+
+def _installed(impl: str, runtime: Runtime, release: str) -> None:
+    """The release named after "@" is the one installed here, or say in one line how to get it."""
+    name = runtime.distributions[0]
+    here = _version(name)
+    if here is None or release_key(here) != release_key(release):
+        raise UsageError(f"--impl {impl!r}: {name} {here} is installed here, not {release}; run it through "
+                         f"`nox -s conformance`, which installs that release in a virtualenv of its own, "
+                         f"or `pip install {name}=={release}`")
 
 
 def _check_target(impl: str, target: str) -> None:
@@ -156,6 +183,7 @@ def check(impl: str) -> None:
         runtime, argument = builtin
         if argument == "" or (argument is None and runtime.option_required):
             raise UsageError(f"--impl {impl!r} names no {runtime.option}; write e.g. {runtime.example}")
+        _check_release(impl, runtime, split_release(impl)[1])
         return
     _check_target(impl, (_model_parts(impl) if impl.startswith(_MODEL_PREFIX) else _split(impl))[0])
 
@@ -186,6 +214,9 @@ def resolve(impl: str) -> Callable[..., Any]:
         runtime, argument = builtin
         if runtime.module:
             _runtime(impl, runtime)
+            release = split_release(impl)[1]
+            if release is not None:
+                _installed(impl, runtime, release)
         else:  # the argument names the module (backend:MODULE)
             _backend_module(impl)
         try:

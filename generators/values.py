@@ -40,17 +40,19 @@ def step_down(value: np.generic, tensor_type: TensorType) -> np.generic | None:
         below = int(value) - 1
         return dtype.type(below) if below >= np.iinfo(dtype).min else None
     bits = np.array(value, dtype).view(_uint(dtype))
+    one = bits.dtype.type(1)  # numpy 1.x would promote ``bits - 1`` to a wider integer
     if value == 0:
         return -dtype.type(finfo(dtype).smallest_subnormal)
     if np.isneginf(np.float64(value)):
         return None
-    step = bits - 1 if value > 0 else bits + 1
+    step = bits - one if value > 0 else bits + one
     return step.view(dtype)[()]
 
 
 def step_up(value: float, dtype: np.dtype) -> float:
     """The next representable value above a positive finite ``value`` of ``dtype``."""
-    bits = np.array(value, np.float64).astype(dtype).view(_uint(dtype)) + 1
+    bits = np.array(value, np.float64).astype(dtype).view(_uint(dtype))
+    bits = bits + bits.dtype.type(1)  # of the same width under numpy 1.x too (see step_down)
     return float(bits.view(dtype)[()])
 
 

@@ -1,6 +1,7 @@
 """``python -m reports render RAW_OR_REPORT --out DIR [--lang zh-TW]``,
 ``python -m reports compare OLD NEW [--html OUT]`` (exit 1 on a regression),
 ``python -m reports matrix RUN RUN ... [--out FILE]`` (several runs on one page),
+``python -m reports history RUN RUN ... --out FILE.html`` (one runtime's releases, and FILE.json),
 ``python -m reports verify REPORT [--rerun]`` (check a report; exit 1 when a check fails),
 ``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream),
 ``python -m reports merge SHARD_DIR... --out DIR [--baseline FILE]`` (one run from its ``--shard``
@@ -22,11 +23,12 @@ from results.verdict import exit_status
 
 from . import SCHEMA, aggregate, baseline, write_documents, write_reports
 from .compare import as_text, compare
+from .history import as_json, history
 from .i18n import LANGUAGES
 from .matrix import matrix
 from .merge import MergeError, merge
 from .pytest_plugin import compare_with_baseline, summary_lines
-from .render import render_comparison, render_matrix
+from .render import render_comparison, render_history, render_matrix
 from .verify import CannotVerify, verify
 
 DEFAULT_MATRIX = Path(__file__).resolve().parent / "out" / "matrix.html"
@@ -108,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     side.add_argument("runs", type=Path, nargs="+", help="report folders or report.json files")
     side.add_argument("--out", type=Path, default=DEFAULT_MATRIX, help=f"the page to write (default {DEFAULT_MATRIX})")
     side.add_argument("--lang", choices=LANGUAGES, default="en")
+    releases = commands.add_parser("history", help="one runtime's releases side by side, oldest first")
+    releases.add_argument("runs", type=Path, nargs="+", help="one report folder or report.json per release")
+    releases.add_argument("--out", type=Path, required=True, help="the page to write (its data beside it, .json)")
     rebuild = commands.add_parser("rebuild", help="reports marked incomplete for a run that died before its end "
                                                   "(SIGKILL, out of memory), from the results it streamed into DIR")
     rebuild.add_argument("report_dir", type=Path, metavar="DIR", help="the run's --report-dir")
@@ -225,6 +230,12 @@ def _command(args: argparse.Namespace) -> int:
         runs = [(load_report(path), report_file(path).parent) for path in args.runs]
         _write(args.out, render_matrix(matrix(runs, args.out), args.lang))
         _say(f"html: {args.out}")
+        return 0
+    if args.command == "history":
+        page = history([(load_report(path), report_file(path).parent) for path in args.runs], args.out)
+        _write(args.out, render_history(page))
+        _write(args.out.with_suffix(".json"), json.dumps(as_json(page), indent=1))
+        _say(f"html: {args.out}\njson: {args.out.with_suffix('.json')}")
         return 0
     comparison = compare(load_report(args.old), load_report(args.new))
     _say(as_text(comparison))

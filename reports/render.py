@@ -106,6 +106,11 @@ def render_comparison(comparison: dict, lang: str = "en") -> str:
     return _page("compare.html", lang, cmp=comparison)
 
 
+def render_history(page: dict) -> str:
+    """The HTML page of one runtime's releases side by side (see history.history); English only."""
+    return _environment().get_template("history.html").render(lang="en", page=page)
+
+
 def render_adequacy(document: dict) -> str:
     """The HTML page of an adequacy scoring (see zoo.adequacy)."""
     return _environment().get_template("adequacy.html").render(lang="en", doc=document)

@@ -145,6 +145,13 @@ def test_plain_function_plugins_have_no_model_forms() -> None:
     ("model::compile", "both parts of model:MODULE_OR_PATH:FUNCTION must be non-empty", "openvino[:DEVICE]"),
     ("model:no/such/file.py:compile", "does not exist", "relative to the current directory"),
     ("model:argmin_no_such_module_xyz:compile", "does not import", "install it"),
+    ("openvino@2023.0.0", "supports openvino 2023.1.0 and later", "pick a release from 2023.1.0 on"),
+    ("onnxruntime@1.15.1", "supports onnxruntime 1.16.0 and later", "pick a release from 1.16.0 on"),
+    ("openvino@", "'' is not a release number", "openvino@2023.1.0"),
+    ("openvino:CPU@latest", "'latest' is not a release number", "openvino@2023.1.0"),
+    ("backend:plugin_good@1.0", "has no release to pick", "install the release you want with --install"),
+    (f"onnxruntime@{onnxruntime.__version__}.1", f"onnxruntime {onnxruntime.__version__} is installed here",
+     "`nox -s conformance`, which installs that release"),
 ])
 def test_usage_errors_are_one_line(impls_on_path: None, impl: str, problem: str, fix: str) -> None:
     with pytest.raises(UsageError) as raised:

@@ -69,6 +69,35 @@ def test_distributions_to_install() -> None:
     assert runtime_distributions("plugin_good:argmin") == () == runtime_distributions("backend:x")
 
 
+@pytest.mark.parametrize(("impl", "expected"), [
+    ("openvino@2023.1.0", ("openvino==2023.1.0", "numpy<2")),  # built against numpy 1.x
+    ("openvino:GPU@2026.4.1", ("openvino==2026.4.1",)),
+    ("onnxruntime@1.16", ("onnxruntime==1.16", "numpy<2")),
+    ("onnxruntime:CPUExecutionProvider@1.19.0", ("onnxruntime==1.19.0",)),
+    ("iree@3.13.0", ("iree-base-runtime==3.13.0", "iree-base-compiler==3.13.0")),  # released together
+])
+def test_a_release_after_the_word_pins_every_distribution(impl: str, expected: tuple[str, ...]) -> None:
+    check(impl)
+    assert runtime_distributions(impl) == expected
+
+
+@pytest.mark.parametrize(("impl", "parts"), [
+    ("openvino:CPU@2024.4.0", ("openvino:CPU", "2024.4.0")),
+    ("tract@0.21.7", ("tract", "0.21.7")),
+    ("tract", ("tract", None)),
+    ("/home/me@work/impl.py:argmin", ("/home/me@work/impl.py:argmin", None)),  # a plug-in's path keeps its "@"
+    ("mine@2:argmin", ("mine@2:argmin", None)),
+])
+def test_only_a_built_in_word_takes_a_release(impl: str, parts: tuple[str, str | None]) -> None:
+    assert runtimes.split_release(impl) == parts
+    assert (runtimes.find(impl) is not None) == impl.startswith(("openvino", "tract"))
+
+
+def test_every_built_in_declares_its_oldest_release() -> None:
+    assert all(runtime.oldest for runtime in runtimes.BUILT_IN)
+    assert runtimes.BY_WORD["backend"].oldest is None
+
+
 def test_the_certificate_names_a_built_ins_default_device() -> None:
     assert device({}, "onnxruntime") == "CPUExecutionProvider" and device({}, "openvino:GPU") == "GPU"
     assert device({}, "openvino") == "CPU" and device({}, "tract") is None and device({}, "backend:m") is None

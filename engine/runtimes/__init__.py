@@ -25,14 +25,24 @@ DEFAULT = ONNXRUNTIME
 BUILT_IN = tuple(runtime for runtime in RUNTIMES if not runtime.option_required)
 
 
+def split_release(impl: str) -> tuple[str, str | None]:
+    """An --impl value that names a registered runtime at one release (``openvino@2024.4.0``,
+    ``onnxruntime:PROVIDER@1.20.0``): the value without ``@RELEASE``, and RELEASE (None
+    when not named). Anything else comes back whole: a plug-in's path may hold an "@"."""
+    base, at, release = impl.rpartition("@")
+    if at and base.partition(":")[0] in BY_WORD:
+        return base, release
+    return impl, None
+
+
 def find(impl: str) -> tuple[Runtime, str | None] | None:
     """(runtime, its argument: provider, device or module; None when omitted) of an --impl value
-    naming a registered runtime; None for anything else (a plug-in)."""
-    word, colon, argument = impl.partition(":")
+    naming a registered runtime, at any release; None for anything else (a plug-in)."""
+    word, colon, argument = split_release(impl)[0].partition(":")
     runtime = BY_WORD.get(word)
     if runtime is None or (colon and runtime.option is None):
         return None
     return runtime, argument if colon else None
 
 
-__all__ = ["BUILT_IN", "BY_WORD", "DEFAULT", "RUNTIMES", "Runtime", "find"]
+__all__ = ["BUILT_IN", "BY_WORD", "DEFAULT", "RUNTIMES", "Runtime", "find", "split_release"]

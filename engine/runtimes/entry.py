@@ -21,6 +21,15 @@ def _cpu() -> str:
     return hashlib.sha256(features.encode()).hexdigest()[:8]
 
 
+def release_key(release: str) -> tuple[int, ...]:
+    """A release's numbers for ordering, trailing zeros dropped (1.16 == 1.16.0); what follows
+    the numbers (a pre-release or local tag) is ignored."""
+    numbers = [int(part) for part in re.match(r"[0-9.]*", release).group().split(".") if part.isdigit()]
+    while numbers and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
+
+
 class Unavailable(LookupError):
     """The runtime is there but the option names nothing it has; str(exc) says what it has."""
 
@@ -46,6 +55,12 @@ class Runtime:
     # Whether its adapter keeps compiled models in the compile cache (engine.adapters.compile_cache):
     # the process that owns the run then gives its worker a folder of its own to write them to.
     compile_cache: bool = False
+    # The oldest release of its first distribution the adapter works with (``WORD@RELEASE`` picks
+    # one); None where no release can be picked (backend:MODULE names a module, not a release).
+    oldest: str | None = None
+    # (RELEASE, REQUIREMENT): a release older than RELEASE also gets REQUIREMENT, which its own
+    # metadata omits (built before numpy 2 existed: onnxruntime 1.18 does not import under it).
+    older_needs: tuple[tuple[str, str], ...] = ()
 
     @property
     def option_required(self) -> bool:
@@ -58,6 +73,14 @@ class Runtime:
             return self.word
         metavar = self.option.split()[-1].upper()
         return f"{self.word}:{metavar}" if self.option_required else f"{self.word}[:{metavar}]"
+
+    def requirements(self, release: str | None) -> tuple[str, ...]:
+        """What pip installs for this runtime: its distributions, all at ``release`` when one is
+        named (a runtime of several distributions releases them together)."""
+        if release is None:
+            return self.distributions
+        return (*(f"{name}=={release}" for name in self.distributions),
+                *(needs for before, needs in self.older_needs if release_key(release) < release_key(before)))
 
     def cache_name(self, option: str | None) -> str | None:
         """The name of this runtime's folder in the compile cache: the runtime, its option and the

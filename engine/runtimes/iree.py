@@ -6,7 +6,7 @@ from .entry import Runtime
 
 IREE = Runtime(
     word="iree", label="IREE", module="iree.runtime", distributions=("iree-base-runtime", "iree-base-compiler"),
-    compile_cache=True,
+    compile_cache=True, oldest="3.13.0",
     adapter="engine.adapters.run_iree:IreeArgMin",
     imports=("import iree.compiler", "import iree.runtime", "import onnx.shape_inference",
              "from iree.compiler import ir", "from iree.compiler.extras import onnx_importer"),

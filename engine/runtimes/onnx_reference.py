@@ -4,6 +4,7 @@ from .entry import Runtime
 
 ONNX_REFERENCE = Runtime(
     word="onnx-reference", label="onnx.reference", module="onnx.reference", distributions=("onnx",),
+    oldest="1.19.0",  # the suite's own lower bound for onnx
     adapter="engine.adapters.run_reference:ReferenceArgMin",
     imports=("from onnx.reference import ReferenceEvaluator",),
     lines=("result = ReferenceEvaluator(model).run(None, FEEDS)[0]",

@@ -7,6 +7,7 @@ CPU = "CPUExecutionProvider"  # the one place this name is spelled out
 ONNXRUNTIME = Runtime(
     word="onnxruntime", label="onnxruntime", module="onnxruntime", distributions=("onnxruntime",),
     adapter="engine.adapters.run_onnxruntime:OnnxRuntimeArgMin",
+    oldest="1.16.0", older_needs=(("1.19", "numpy<2"),),
     option="execution provider", default=CPU, example=f"onnxruntime:{CPU}",
     imports=("import onnxruntime as ort",),
     lines=("session = ort.InferenceSession(model.SerializeToString(), providers=[OPTION])",

@@ -5,6 +5,8 @@ from .entry import Runtime
 OPENVINO = Runtime(
     word="openvino", label="OpenVINO", module="openvino", distributions=("openvino",),
     compile_cache=True,
+    # openvino.Core (the adapter's entry point) is there from 2023.1 on; 2023.0 has only openvino.runtime.
+    oldest="2023.1.0", older_needs=(("2024.4", "numpy<2"),),
     adapter="engine.adapters.run_openvino:OpenVinoArgMin",
     option="device", default="CPU", example="openvino:CPU",
     imports=("import openvino as ov",),

@@ -4,7 +4,7 @@ from .entry import Runtime
 
 TINYGRAD = Runtime(
     word="tinygrad", label="tinygrad", module="tinygrad", distributions=("tinygrad",),
-    compile_cache=True,
+    compile_cache=True, oldest="0.14.0",
     adapter="engine.adapters.run_tinygrad:TinygradArgMin", commands=("clang",),
     imports=("import os", "import tempfile", "", "os.environ['DEV'] = 'CPU'  # before tinygrad is imported",
              "from tinygrad import Tensor", "from tinygrad.nn.onnx import OnnxRunner"),

@@ -4,7 +4,7 @@ from .entry import Runtime
 
 TVM = Runtime(
     word="tvm", label="TVM", module="tvm", distributions=("apache-tvm",),
-    compile_cache=True,
+    compile_cache=True, oldest="0.27.0",
     adapter="engine.adapters.run_tvm:TvmArgMin",
     imports=("import tvm", "from tvm import relax", "from tvm.relax.frontend.onnx import from_onnx"),
     lines=("module = relax.transform.LegalizeOps()(from_onnx(model, keep_params_in_input=False))",

@@ -1,0 +1,62 @@
+"""One runtime's releases side by side, oldest first: a row per (version, clause, type) that some
+release did not pass, each cell linked to that release's own report, and a mark where a failure
+appears (it passed in the release before) and where it is fixed (it passes again).
+
+Built from the matrix's data (reports.matrix), so a cell means what it means there. A clause
+whose failures are not split by type (the census of undefined behaviour) is one row of all types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.runtimes.entry import release_key
+
+from .aggregate import NOT_RUN
+from .matrix import JUDGED_FAILURES, matrix
+
+APPEARS, FIXED = "appears", "fixed"
+ALL_TYPES = "all types"
+
+
+def _marked(cells: list[dict]) -> list[dict]:
+    """The cells with their transition mark, against the last release that ran the row (a
+    release that did not run it neither breaks nor fixes it)."""
+    marked, before = [], None
+    for cell in cells:
+        failing = cell["outcome"] in JUDGED_FAILURES
+        mark = None
+        if cell["outcome"] != NOT_RUN:
+            if failing and before == "pass":
+                mark = APPEARS
+            elif cell["outcome"] == "pass" and before in JUDGED_FAILURES:
+                mark = FIXED
+            before = cell["outcome"]
+        marked.append({**cell, "mark": mark})
+    return marked
+
+
+def history(runs: list[tuple[dict, Path]], out: Path) -> dict:
+    """The page's data: ``runs`` are (report document, the folder holding its report.html), in
+    any order; the columns come oldest release first."""
+    runs = sorted(runs, key=lambda run: release_key(run[0]["certificate"]["implementation_version"] or ""))
+    page = matrix(runs, out)
+    rows = []
+    for section in page["sections"]:
+        for clause in section["rows"]:
+            typed = [(t["type"], t["cells"]) for t in clause["typed"]]
+            if not typed and any(c["outcome"] in JUDGED_FAILURES for c in clause["cells"]):
+                typed = [(ALL_TYPES, clause["cells"])]
+            rows += [{"version": section["version"], "clause": clause["id"], "title": clause["title"],
+                      "type": type_name, "cells": _marked(cells)} for type_name, cells in typed]
+    return {"columns": page["columns"], "versions": page["versions"], "rows": rows,
+            "releases": [column["version"] for column in page["columns"]]}
+
+
+def as_json(page: dict) -> dict:
+    """The page's data without what only the HTML needs: per row, the outcome and mark by release."""
+    return {"releases": page["releases"],
+            "runs": [{key: column[key] for key in ("impl", "version", "profile", "seed", "complete", "link")}
+                     for column in page["columns"]],
+            "rows": [{"version": row["version"], "clause": row["clause"], "type": row["type"],
+                      "outcomes": [cell["outcome"] for cell in row["cells"]],
+                      "marks": [cell["mark"] for cell in row["cells"]]} for row in page["rows"]]}
