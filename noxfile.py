@@ -396,9 +396,8 @@ def minimums(session: nox.Session) -> None:
     session.install(*lowest(RUNTIME), "onnxruntime")
     # python -m puts the checkout on the path before pytest 8.0 loads the report plugin (addopts),
     # which pytest 8.0 does ahead of the pythonpath setting.
-    session.run("python", "-m", "pytest", *(f"tests/{name}.py" for name in MINIMUM_TESTS), "-n", "auto", "-m", "not e2e",
-                *session.posargs,
-                env={"ARGMIN_PROFILE": "quick"})
+    session.run("python", "-m", "pytest", *(f"tests/{name}.py" for name in MINIMUM_TESTS), "-n", "auto",
+                "-m", "not e2e", *session.posargs, env={"ARGMIN_PROFILE": "quick"})
 
 
 @nox.session
