@@ -57,7 +57,11 @@ _SPREAD = ("-n", "--numprocesses", "--tx", "--dist", "-d")
 
 
 def cores() -> int:
-    """The cores this process may run on."""
+    """How many test processes a run spreads over: pytest-xdist's own setting for ``-n auto``
+    (``PYTEST_XDIST_AUTO_NUM_WORKERS``) where it is set, else the cores this process may run on."""
+    told = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if told.isdigit():
+        return int(told)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
