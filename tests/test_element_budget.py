@@ -1,4 +1,4 @@
-"""The element budget (issue 23): the cases of one batch share a budget, so a test generates at
+"""The element budget: the cases of one batch share a budget, so a test generates at
 most what its profile states, whatever the bytes Hypothesis draws; every shape family keeps to
 the budget it is given; the profile's description states the bound.
 

@@ -1,4 +1,4 @@
-"""The implementation under test is untrusted (issue 22): each test runs the hostile plug-in
+"""The implementation under test is untrusted: each test runs the hostile plug-in
 that broke an earlier version of the suite and shows the attack no longer works. Only data
 crosses from the worker, the verdict comes from what the owning process judged, the verdict is
 the same in both isolation modes, and workers leave nothing behind."""

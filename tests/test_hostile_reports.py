@@ -1,4 +1,4 @@
-"""Reports are untrusted input (issue 22): hostile report folders for verify, compare, matrix and
+"""Reports are untrusted input: hostile report folders for verify, compare, matrix and
 rebuild. Each gets a one-line error and the documented exit status, never a traceback, a
 terminal escape or unbounded memory; ``verify --rerun`` runs nothing it has not shown."""
 

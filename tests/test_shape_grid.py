@@ -1,4 +1,4 @@
-"""Joint coverage of the extents kernels tile on (issue 25): the reduced length L against the inner
+"""Joint coverage of the extents kernels tile on: the reduced length L against the inner
 extent I and against the slice count S, each in log-scale buckets. The standard profile's draw
 reaches every bucket pair that fits the element budget, whatever the seed; the tiles family
 reaches them at ranks 2 to 8 with the axis first, in the middle and last; the value families
