@@ -88,6 +88,7 @@ def test_zoo_entries_with_defaults_and_axis_bugs_are_still_blamed_on_c7_and_c8(n
     ("argmin", "none", (11, 13)), ("every_other_call", "none", (11, 13)),
     ("argmin", "process", (13,)),  # the original is asked again in the worker that answered it
 ])
+@pytest.mark.e2e
 def test_a_flaky_implementation_is_non_conformant_and_never_blamed_on_defaults_or_axis(impl: str, isolation: str,
                                                                                     versions: tuple[int, ...]) -> None:
     profiles.register()

@@ -203,6 +203,7 @@ def _front_door(tmp_path: Path, impl: str, *extra: str) -> tuple[subprocess.Comp
     return result, peak, read_json(raw_path(tmp_path))
 
 
+@pytest.mark.e2e
 def test_a_huge_answer_leaves_the_run_and_its_memory_intact(tmp_path: Path) -> None:
     result, peak, raw = _front_door(tmp_path, f"{HOSTILE}:huge_for_uint8")
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
@@ -214,6 +215,7 @@ def test_a_huge_answer_leaves_the_run_and_its_memory_intact(tmp_path: Path) -> N
     assert peak < 1 << 30, f"peak RSS {peak >> 20} MiB"
 
 
+@pytest.mark.e2e
 def test_a_leaking_implementation_is_stopped_by_the_memory_limit(tmp_path: Path) -> None:
     result, _, raw = _front_door(tmp_path, f"{HOSTILE}:leak", "--memory-limit", "256M")
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]

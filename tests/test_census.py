@@ -164,6 +164,7 @@ def test_answers_differing_between_processes_are_told_apart_from_those_differing
 
 # --- whole runs ---------------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_per_process_random_answers_on_an_empty_axis_are_flagged_across_processes_and_conformant() -> None:
     raw, document = _document("zoo.correct:random_on_empty_axis", "12,13", "float,int32", "process")
     assert verdicts(raw.results, (12, 13)) == {12: CONFORMANT, 13: CONFORMANT}
@@ -240,6 +241,7 @@ def test_a_nan_rule_that_a_listed_one_covers_only_in_part_has_exceptions() -> No
     assert "exceptions" in nan["warnings"] and "incoherent" not in nan["warnings"]
 
 
+@pytest.mark.e2e
 def test_onnxruntimes_nan_and_empty_input_rules_at_argmin_11_are_named_not_incoherent(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "suites", "--impl", "onnxruntime", "--versions", "11",
                              "--profile", "quick", "--seed", "3", "--report-dir", str(tmp_path)],

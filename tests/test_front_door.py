@@ -90,6 +90,7 @@ def test_a_correct_path_form_implementation_is_conformant_exit_0(tmp_path: Path)
     assert {v["verdict"] for v in report["versions"]} == {"conformant"}
 
 
+@pytest.mark.e2e
 def test_what_the_implementation_prints_goes_to_a_log_beside_the_report(tmp_path: Path) -> None:
     result = run("--impl", "tests/impls/chatty.py:argmin", "--versions", "11", "--dtypes", "float",
                  "--report-dir", str(tmp_path), *QUICK)
@@ -110,6 +111,7 @@ def test_a_broken_implementation_exits_1_with_the_violated_versions(tmp_path: Pa
     assert all("C6" in line for line in lines if "NON-CONFORMANT" in line)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("spread", [["-n", "2"], ["--tx", "popen", "--tx", "popen", "--dist", "load"]],
                          ids=["n2", "two-popen-gateways"])
 def test_xdist_gives_the_same_verdicts_and_counts(spread: list[str], tmp_path: Path) -> None:
@@ -135,6 +137,7 @@ def _imports(tmp_path: Path, *extra: str) -> tuple[int, list[list[str]]]:
     return process.pid, [line.split()[1:] for line in printed.splitlines() if line.startswith("imported-by ")]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_under_process_isolation_the_plugin_is_imported_only_in_workers(extra: list[str], tmp_path: Path) -> None:
     pid, importers = _imports(tmp_path, *extra)
@@ -192,6 +195,7 @@ def test_onnx_reference_is_conformant_and_lenient(tmp_path: Path) -> None:
     assert {v["strictness"]["level"] for v in report["versions"]} == {"lenient"}
 
 
+@pytest.mark.e2e
 def test_backend_api_module(tmp_path: Path) -> None:
     result = run("--impl", "backend:onnxruntime.backend", "--versions", "13", "--dtypes", "float,int64",
                  "--report-dir", str(tmp_path), *QUICK)
@@ -199,6 +203,7 @@ def test_backend_api_module(tmp_path: Path) -> None:
     assert "CONFORMANT" in verdict_lines(result.stdout)[0]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("impl", ["zoo.faulty:exit_on_long_axis", "zoo.faulty:hang_on_rank4"])
 def test_crash_and_hang_still_give_a_complete_report(impl: str, tmp_path: Path) -> None:
     result = run("--impl", impl, "--versions", "13", "--dtypes", "float", "--timeout", "1",
@@ -254,12 +259,14 @@ def _assert_incomplete(process: subprocess.Popen, report_dir: Path, cause: str) 
         assert "NON-CONFORMANT" not in line or "NON-CONFORMANT (C" in line, line
 
 
+@pytest.mark.e2e
 def test_ctrl_c_still_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
     process = _under_way([sys.executable, "-m", "suites", *HANGING, "--report-dir", str(tmp_path)], tmp_path)
     process.send_signal(signal.SIGINT)
     _assert_incomplete(process, tmp_path, "Ctrl-C")
 
 
+@pytest.mark.e2e
 def test_sigterm_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
     """How CI systems and `timeout` cancel a job."""
     process = _under_way([sys.executable, "-m", "suites", *HANGING, "--report-dir", str(tmp_path)], tmp_path)
@@ -267,6 +274,7 @@ def test_sigterm_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
     _assert_incomplete(process, tmp_path, "SIGTERM")
 
 
+@pytest.mark.e2e
 def test_ctrl_c_through_nox_leaves_a_report_marked_incomplete(tmp_path: Path) -> None:
     """Ctrl-C in a terminal signals the whole foreground process group: nox, the suite and its
     workers. The session runs in this environment (--no-venv --no-install) instead of building
@@ -280,6 +288,7 @@ def test_ctrl_c_through_nox_leaves_a_report_marked_incomplete(tmp_path: Path) ->
     _assert_incomplete(process, tmp_path, "Ctrl-C")
 
 
+@pytest.mark.e2e
 def test_after_sigkill_rebuild_recovers_every_streamed_result(tmp_path: Path) -> None:
     """SIGKILL (or the OOM killer) gives the run no chance to write anything more: what it
     streamed becomes a report marked incomplete. Killed once a failure is found, while Hypothesis

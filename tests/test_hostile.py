@@ -69,6 +69,7 @@ def test_an_answer_that_hangs_when_printed_is_a_timeout_in_the_worker() -> None:
     assert reply.status == "timeout" and time.monotonic() - start < 30
 
 
+@pytest.mark.e2e
 def test_a_python_int_too_long_to_print_is_a_recorded_c2_failure(tmp_path: Path) -> None:
     """10**5000 made results.digest's repr() raise: the run ended with exit 2 and a report that
     said CONFORMANT, with no C2 failure recorded."""
@@ -120,6 +121,7 @@ def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_descripti
 
 # --- 2. the verdict comes from what the owner judged ------------------------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_path: Path, xdist: list[str]) -> None:
     """It replaced .stream/main.jsonl under the run and answered int32: the report said CONFORMANT.
@@ -134,6 +136,7 @@ def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_pat
     assert "results stream on disk was changed" in result.stderr
 
 
+@pytest.mark.e2e
 @SANDBOXED
 def test_a_sandboxed_plugin_cannot_touch_the_results_stream(tmp_path: Path) -> None:
     """The same plug-in, told where the report folder is, in the sandbox: its write is refused, the
@@ -201,6 +204,7 @@ def test_a_child_the_plugin_forks_ends_with_its_worker(marks: Path, sandbox: str
     assert _none_left(marks), "the forked child outlived the run and holds its stdout"
 
 
+@pytest.mark.e2e
 def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path, marks: Path) -> None:
     """``python -m suites ... | cat`` lasted as long as the child (ten minutes)."""
     start = time.monotonic()
@@ -240,6 +244,7 @@ def test_a_worker_that_kills_its_parent_is_reported_truthfully(made: list[isolat
     assert len(made) >= 2 and all(arena.view is None for arena in made)  # the worker, its successor, a spare
 
 
+@pytest.mark.e2e
 @SANDBOXED
 def test_a_run_reads_the_exit_status_of_a_worker_that_kills_its_parent(tmp_path: Path) -> None:
     result, _ = _front_door(tmp_path, f"{HOSTILE}:kills_its_parent_and_exits_3", "--timeout", "5")

@@ -48,6 +48,7 @@ def test_a_gzip_bomb_is_refused_at_the_cap(copy: Path, capsys: pytest.CaptureFix
         assert status == 2 and "decompresses to more than 1 MiB" in _one_line_error(err)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin", reason="needs RLIMIT_AS (Linux)")
 def test_a_gzip_bomb_under_a_memory_limit_is_a_one_line_error(copy: Path) -> None:
     """1.2 GiB of zeros, gzipped (1.2 MB), checked by verify under a 2 GiB address-space limit:

@@ -67,6 +67,7 @@ def onnx_copy(tmp_path: Path) -> Path:
     return site
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(*BOTH)
 def test_code_planted_in_a_module_never_runs_in_the_process_that_owns_the_run(tmp_path: Path, marks: Path,
                                                                              onnx_copy: Path, mode: str) -> None:
@@ -109,6 +110,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.e2e
 def test_the_process_that_owns_the_run_imports_nothing_once_a_worker_has_started(tmp_path: Path) -> None:
     """What the owner imports after the implementation has started loading could have been
     written by it (unsandboxed): the suites' test modules, onnx.reference and more were."""
@@ -163,6 +165,7 @@ def test_a_poisoned_checkout_is_never_taken_for_a_clean_one(tmp_path: Path, clon
 
 # --- a detached forger ---------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @SANDBOXED
 def test_a_detached_daemon_ends_with_the_worker_and_cannot_rewrite_the_report(tmp_path: Path, marks: Path) -> None:
     """A double-forked setsid daemon outlived the run, waited for it to end, and rewrote its
@@ -245,6 +248,7 @@ def test_nox_and_the_run_are_out_of_the_plugins_reach(mode: str) -> None:
 
 # --- links planted in the report folder ----------------------------------------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(*BOTH)
 def test_links_planted_during_the_run_are_replaced_not_followed(tmp_path: Path, mode: str) -> None:
     """The plug-in replaced report.json, report.html, junit.xml and raw.json.gz with links: the

@@ -183,6 +183,7 @@ def test_a_batch_stops_once_it_crashed_or_hung_as_often_as_allowed(process_runne
     assert [r.status for r in process_runner.call_many(calls[:3], faults=None)] == ["ok", "timeout", "crash"]
 
 
+@pytest.mark.e2e
 def test_a_hanging_implementation_costs_a_test_no_more_timeouts_than_it_judges(tmp_path: Path) -> None:
     """A batch asked ahead stops at the test's fault budget. One more may come: a case's state
     twin is asked right after it, and hangs with it, though only the case is judged."""

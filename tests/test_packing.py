@@ -120,6 +120,7 @@ def test_a_pack_that_raises_is_bisected_down_to_the_guilty_call(isolation: str) 
     assert max(r.nodes for r in replies) > 1, "the halves without it were asked as packs"
 
 
+@pytest.mark.e2e
 def test_a_crash_in_a_pack_is_pinned_on_its_call() -> None:
     calls = static_calls(SHAPES)
     with Runner(model("crash_on_three"), isolation="process", timeout=20) as runner:
@@ -132,6 +133,7 @@ def test_a_crash_in_a_pack_is_pinned_on_its_call() -> None:
     assert runner.restarts >= 2, "each half that crashed was asked again in a fresh worker"
 
 
+@pytest.mark.e2e
 def test_a_hang_in_a_pack_is_pinned_on_its_call() -> None:
     calls = static_calls(SHAPES[:6])
     with Runner(model("hang_on_three"), isolation="process", timeout=0.5) as runner:
@@ -166,6 +168,7 @@ def test_a_correct_runtime_gets_the_same_results_with_and_without_packing(tmp_pa
     assert on.calls >= off.calls and on.compiles < off.compiles, (on.compiles, off.compiles)
 
 
+@pytest.mark.e2e
 def test_a_crash_is_pinned_on_its_case_as_without_packing(tmp_path: Path) -> None:
     runs = {p: run_all(settings(model("crash_on_three"), p, tmp_path, isolation="process", timeout="20"))
             for p in ("on", "off")}

@@ -104,6 +104,7 @@ def _quick_13(impl: str, folder: Path) -> dict[int, tuple[str, list[str]]]:
     return {v["version"]: (v["verdict"], v["scope"]["not_implemented"]) for v in report["versions"]}
 
 
+@pytest.mark.e2e
 def test_the_readme_model_plugin_gives_the_builtins_verdicts(tmp_path: Path) -> None:
     """README's model-level example is judged as the built-in onnxruntime: onnxruntime's own "not
     implemented" (its NotImplemented, not a NotImplementedError) makes a type not implemented,

@@ -117,6 +117,7 @@ def two_bugs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return _runs("two-bugs", tmp_path_factory)
 
 
+@pytest.mark.e2e
 def test_a_shard_says_it_is_a_part_in_every_report(runs: dict[str, Path]) -> None:
     document = _document(runs["1"])
     assert document["certificate"]["shard"] == {"index": 1, "count": 2}
@@ -125,6 +126,7 @@ def test_a_shard_says_it_is_a_part_in_every_report(runs: dict[str, Path]) -> Non
     assert 'id="shard"' in html and "shard 1 of 2 of a run, not a certificate" in html
 
 
+@pytest.mark.e2e
 def test_merged_shards_are_the_run_one_machine_makes(runs: dict[str, Path]) -> None:
     whole, merged = _document(runs["whole"]), _document(runs["merged"])
     same_run(whole, merged)
@@ -142,6 +144,7 @@ def _altered(source: Path, target: Path, **changes: object) -> Path:
     return target
 
 
+@pytest.mark.e2e
 def test_merge_refuses_shards_of_different_runs_and_duplicates(runs: dict[str, Path], tmp_path: Path) -> None:
     other_seed = _altered(runs["2"], tmp_path / "seed", seed=6)
     for args, words in (([runs["1"], other_seed], "seed 5"), ([runs["1"], runs["1"]], "shard 1 of 2 given twice"),
@@ -152,6 +155,7 @@ def test_merge_refuses_shards_of_different_runs_and_duplicates(runs: dict[str, P
         assert line.startswith("error: ") and words in line, line
 
 
+@pytest.mark.e2e
 def test_a_missing_shard_makes_an_incomplete_report_and_no_certificate(runs: dict[str, Path], tmp_path: Path) -> None:
     result = _reports("merge", str(runs["1"]), "--out", str(tmp_path))
     assert result.returncode == 2 and "INCOMPLETE RUN: shard 2 of 2 missing" in result.stdout
@@ -160,6 +164,7 @@ def test_a_missing_shard_makes_an_incomplete_report_and_no_certificate(runs: dic
     assert document["certificate"]["merged"] == {"merged": [1], "missing": [2]}
 
 
+@pytest.mark.e2e
 def test_a_baseline_fails_only_on_new_failures(two_bugs: dict[str, Path], tmp_path: Path) -> None:
     """A baseline from the run itself: exit 0 and the same NON-CONFORMANT verdicts. One that lacks a
     failure and holds one that does not happen: exit 1, naming the new one and the fixed one."""
@@ -187,6 +192,7 @@ def test_a_baseline_fails_only_on_new_failures(two_bugs: dict[str, Path], tmp_pa
     assert bad.returncode == 2 and bad.stderr.startswith("error: --baseline") and len(bad.stderr.splitlines()) == 1
 
 
+@pytest.mark.e2e
 def test_a_run_with_its_own_baseline_exits_0_and_keeps_its_verdict(two_bugs: dict[str, Path], tmp_path: Path) -> None:
     result = _suite(*RUNS["two-bugs"], *COMMON, "--report-dir", str(tmp_path), "--baseline",
                     str(two_bugs["whole"] / "report.json"))

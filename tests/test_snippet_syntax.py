@@ -88,6 +88,7 @@ SAMPLES = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("version", "data", "attributes", "kind", "broken"), SAMPLES,
                          ids=[f"{s[1].dtype}-{s[3]}" for s in SAMPLES])
 def test_a_sample_passes_on_a_correct_implementation_and_fails_on_a_broken_one(

@@ -66,6 +66,7 @@ def test_zoo_entry_is_judged_as_its_docstring_says(entry: zoo.Entry) -> None:
         assert judged[version].strictness.level != "lenient" and not judged[version].scope.not_implemented
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("entry", FAULTY, ids=[e.name for e in FAULTY])
 def test_crashing_and_hanging_implementations_are_survived(entry: zoo.Entry) -> None:
     """A crash or hang on any input (valid, invalid, or undefined as ArgMin-1's negative axes) is

@@ -118,6 +118,7 @@ def test_refusing_a_type_only_for_some_valid_inputs_is_a_failure() -> None:
     assert entry["causes"][0]["types"][0]["type"] == "float16"
 
 
+@pytest.mark.e2e
 def test_aborting_on_an_axis_out_of_range_is_non_conformant() -> None:
     """Refusing an invalid model is strictness, but one that takes the process down fails the
     headline: the suite's own position."""
@@ -127,6 +128,7 @@ def test_aborting_on_an_axis_out_of_range_is_non_conformant() -> None:
     assert [(c["clause"], c["outcome"]) for c in entry["causes"]] == [("C10", "crash")]
 
 
+@pytest.mark.e2e
 def test_aborting_on_v1_negative_axes_is_a_crash_in_the_census_and_non_conformant() -> None:
     """ArgMin-1 leaves negative axes undefined, but a crash on any input fails the headline."""
     _, document = report("zoo.faulty:abort_on_v1_negative_axis", "1", "float,int8", isolation="process")
@@ -157,8 +159,8 @@ def test_undefined_ties_show_their_census_in_the_clause_table() -> None:
 
 
 @pytest.mark.parametrize(("impl", "isolation"), [
-    ("zoo.faulty:exit_on_long_axis", "process"),  # crashes
-    ("zoo.faulty:hang_on_rank4", "process"),  # hangs
+    pytest.param("zoo.faulty:exit_on_long_axis", "process", marks=pytest.mark.e2e),  # crashes
+    pytest.param("zoo.faulty:hang_on_rank4", "process", marks=pytest.mark.e2e),  # hangs
     ("zoo.broken_rejects:missing_unsigned_kernels", "none"),  # refuses types
     ("zoo.broken_values:int64_via_float64", "none"),  # wrong values
     ("zoo.faulty:string_answer", "none"),  # garbage answers

@@ -216,6 +216,7 @@ def _verify_rerun(folder: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.e2e
 def test_rerun_reproduces_the_digest_of_a_zoo_entry(quick: Path) -> None:
     """The in-process run and a fresh `python -m suites` run with the recorded settings judge the
     same inputs and get the same answers."""
