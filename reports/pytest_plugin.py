@@ -17,7 +17,7 @@ from results.verdict import NOT_JUDGED
 from . import baseline, render, write_documents
 from .aggregate import aggregate
 from .certificate import certificate, certificate_line
-from .i18n import Translator
+from .i18n import MessagesError, Translator
 from .standing import scope_text, strictness_text, type_policy
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
@@ -33,7 +33,10 @@ _LOG_KIND = "implementation output (its stdout and stderr)"
 def pytest_configure(config: pytest.Config) -> None:
     """Before the suites load the implementation (their own pytest_configure): everything this
     writer needs at the end of the run is imported and compiled now."""
-    render.preload()
+    try:
+        render.preload()
+    except MessagesError as exc:
+        raise pytest.UsageError(str(exc)) from None
     path = config.getoption("--baseline", None)
     if path:  # read before the run: a bad baseline stops it (exit status 2), not its end
         try:

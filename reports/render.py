@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from .aggregate import SEVERITY, clause_anchor
-from .i18n import Translator
+from .i18n import Translator, messages
 from .standing import scope_text, strictness_text, type_policy
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -35,12 +35,13 @@ def _environment() -> jinja2.Environment:
 
 
 def preload() -> None:
-    """Compile every template now. A run calls this before the implementation under test loads,
-    so that the report rendered at its end reads no template file the implementation could have
-    changed meanwhile."""
+    """Compile every template and read the message files now. A run calls this before the
+    implementation under test loads, so that the report rendered at its end reads no template or
+    message file the implementation could have changed meanwhile."""
     env = _environment()
     for name in env.list_templates():
         env.get_template(name)
+    messages()
 
 
 def percent(reached: int, possible: int) -> str:
