@@ -23,6 +23,7 @@ from results.verdict import exit_status
 
 from . import SCHEMA, aggregate, baseline, write_documents, write_reports
 from .compare import as_text, compare
+from .document import Document
 from .history import as_json, history
 from .i18n import LANGUAGES, MessagesError
 from .matrix import matrix
@@ -60,7 +61,7 @@ def report_file(path: Path) -> Path:
     return path
 
 
-def load_report(path: Path) -> dict:
+def load_report(path: Path) -> Document:
     """A report document, aggregating a raw run file (results.to_json output) on the way."""
     path = report_file(path)
     document = _read(path)
