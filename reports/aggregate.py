@@ -21,7 +21,7 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
+from results import CENSUS, OUTCOMES, CaseResult, Counterexample, RawRun, Tensor
 from results.causes import signature, special_values
 from results.verdict import FAULTS, Standing, clause_number, standings
 from spec.diff import diff
@@ -297,6 +297,21 @@ def _detail(message: str, actual: object) -> str | None:
     return text
 
 
+def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
+    """A failure's counterexample as the document holds it, with the other inputs that failed the
+    same way (``also``)."""
+    if ce is None:
+        return None
+    return {
+        "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
+        "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
+        "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
+        "detail": _detail(str(ce.message), ce.actual),
+        "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
+                  "actual": _tensor(e.actual)} for e in ce.also],
+    }
+
+
 def _roles(standings: dict[int, Standing]) -> dict[int, tuple[str, str | None]]:
     """What each failed case means for its version, by the verdict rule: ``headline`` (it makes
     the version NON-CONFORMANT), ``scope`` (a type not implemented) or ``strictness`` (an invalid
@@ -368,14 +383,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
             "test": result.test, "occurrences": seen[key],
             "clause_title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {}, "basis": clauses.source(clause)["basis"],
-            "counterexample": None if ce is None else {
-                "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
-                "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
-                "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
-                "detail": _detail(str(ce.message), ce.actual),
-                "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
-                          "actual": _tensor(e.actual)} for e in ce.also],
-            },
+            "counterexample": _counterexample(ce),
             "form": result.form,
             "packed": result.packed,
             "replay": snippet(impl, result.version, ce, kind=result.kind, clause=result.clause,
