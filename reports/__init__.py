@@ -9,13 +9,14 @@ from pathlib import Path
 from results import RawRun, files
 
 from .aggregate import SCHEMA, aggregate
+from .document import Document
 from .junit import to_junit
 from .render import render_report
 
 __all__ = ["SCHEMA", "aggregate", "write_documents", "write_reports"]
 
 
-def write_documents(document: dict, report_dir: Path, lang: str = "en") -> dict[str, Path]:
+def write_documents(document: Document, report_dir: Path, lang: str = "en") -> dict[str, Path]:
     """Write the three files for an already aggregated document, each renamed into place whole
     and never through a link (results.files.write)."""
     report_dir = Path(report_dir)

@@ -23,8 +23,9 @@ from results.verdict import exit_status
 
 from . import SCHEMA, aggregate, baseline, write_documents, write_reports
 from .compare import as_text, compare
+from .document import Document
 from .history import as_json, history
-from .i18n import LANGUAGES
+from .i18n import LANGUAGES, MessagesError
 from .matrix import matrix
 from .merge import MergeError, merge
 from .pytest_plugin import compare_with_baseline, summary_lines
@@ -60,7 +61,7 @@ def report_file(path: Path) -> Path:
     return path
 
 
-def load_report(path: Path) -> dict:
+def load_report(path: Path) -> Document:
     """A report document, aggregating a raw run file (results.to_json output) on the way."""
     path = report_file(path)
     document = _read(path)
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _command(args)
-    except (UsageError, CannotVerify) as exc:
+    except (UsageError, CannotVerify, MessagesError) as exc:
         _say(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -21,12 +21,13 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
+from results import CENSUS, OUTCOMES, CaseResult, Counterexample, RawRun, Tensor
 from results.causes import signature, special_values
 from results.verdict import FAULTS, Standing, clause_number, standings
 from spec.diff import diff
 
 from . import census, clauses
+from . import document as doc
 from .certificate import certificate
 from .replay import display_values, snippet, standalone
 from .shape_grid import shape_grid
@@ -42,7 +43,7 @@ _NUMPY_SCALAR = re.compile(r"\b(?:np|numpy)\.\w+\(([^()]*)\)")
 _NOT_PARTITIONS = ("type:",)
 
 
-def counts(outcomes: Iterable[str]) -> dict[str, int]:
+def counts(outcomes: Iterable[str]) -> doc.Counts:
     """Cases per outcome, every known outcome present (zero-filled); unknown outcomes count as error."""
     tally = dict.fromkeys(ALL_OUTCOMES, 0)
     for outcome in outcomes:
@@ -50,7 +51,7 @@ def counts(outcomes: Iterable[str]) -> dict[str, int]:
     return tally
 
 
-def worst(tally: dict[str, int]) -> str:
+def worst(tally: doc.Counts) -> str:
     return next((o for o in SEVERITY if tally.get(o)), NOT_RUN)
 
 
@@ -65,14 +66,14 @@ def _spec(version: int) -> spec.VersionSpec | None:
         return None
 
 
-def _tensor(value: Tensor | str | None) -> dict | str | None:
+def _tensor(value: Tensor | str | None) -> doc.Value:
     if isinstance(value, Tensor):
         return {"type": str(value.type_name), "shape": [int(n) for n in value.shape],
                 "values": [str(v) for v in value.values], "display": display_values(value)}
     return None if value is None else str(value)
 
 
-def _run(raw: RawRun) -> dict[str, Any]:
+def _run(raw: RawRun) -> doc.Run:
     info = raw.info
     return {
         "impl": str(info.impl), "profile": str(info.profile), "seed": info.seed,
@@ -112,27 +113,28 @@ def _severity(outcome: str) -> int:
     return SEVERITY.index(outcome) if outcome in SEVERITY else 0
 
 
-def _causes(version: int, failures: list[dict], types: list[str], census_entries: list[dict]) -> list[dict]:
+def _causes(version: int, failures: list[doc.Failure], types: list[str],
+            census_entries: list[doc.CensusEntry]) -> list[doc.Cause]:
     """Why a version's headline is NON-CONFORMANT, root cause first: each clause failing with a
     cause of its own, with its outcome and the types it failed on ("C5: double, int64 wrong
     answer"), each type linked to its failure; a crash or hang on undefined input links to its
     census entry. A clause that failed on every type it was tried on says so instead of listing
     the types a profile happened to sample."""
-    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    grouped: dict[tuple[str, str], list[doc.Failure]] = defaultdict(list)
     for failure in failures:
         if failure["version"] == version and failure["role"] == "headline" and not failure["same_cause"]:
             grouped[failure["clause"] or "", failure["outcome"]].append(failure)
     ordered = sorted(grouped.items(), key=lambda item: (clause_number(item[0][0]), _severity(item[0][1])))
-    entries = []
+    entries: list[doc.Cause] = []
     for (clause, outcome), items in ordered:
-        first_of_type: dict[str, dict] = {}  # a type that failed in several model forms is named once
+        first_of_type: dict[str, doc.CauseType] = {}  # a type that failed in several model forms is named once
         for f in sorted(items, key=lambda f: types.index(f["type"])):
             named = first_of_type.setdefault(f["type"], {"type": f["type"], "anchor": f["anchor"], "packed": True})
             named["packed"] = named["packed"] and bool(f["packed"])  # failed only in packed models
         entries.append({"clause": clause or None, "title": items[0]["clause_title"], "outcome": outcome,
                         "types": list(first_of_type.values()), "every_type": all(f["every_type"] for f in items),
                         "census": False})
-    crashed: dict[str, dict] = {}  # a census topic (all its groups) that crashed or hung the implementation
+    crashed: dict[str, doc.Cause] = {}  # a census topic (all its groups) that crashed or hung the implementation
     for entry in census_entries:
         faults = [s for s in FAULTS if entry["statuses"].get(s)] if entry["version"] == version else []
         if faults:
@@ -145,13 +147,13 @@ def _causes(version: int, failures: list[dict], types: list[str], census_entries
     return entries + list(crashed.values())
 
 
-def _specials(tensor: dict | str | None) -> frozenset[str]:
+def _specials(tensor: doc.Value) -> frozenset[str]:
     if not isinstance(tensor, dict):
         return frozenset()
     return special_values(Tensor(tensor["type"], tensor["shape"], tensor["values"]))
 
 
-def _census_cause(entry: dict, failures: list[dict]) -> str | None:
+def _census_cause(entry: doc.CensusEntry, failures: list[doc.Failure]) -> str | None:
     """The clause of a wrong answer (same version and type) whose smallest counterexample needs a
     special value that the census topic's odd answers hold too: tract's "incoherent" NaN answers
     (`[nan, inf]` gives 0) are its `[inf, FLT_MAX]` minimum bug, not a NaN policy."""
@@ -165,16 +167,16 @@ def _census_cause(entry: dict, failures: list[dict]) -> str | None:
     return None
 
 
-def _scope(standing: Standing) -> dict:
+def _scope(standing: Standing) -> doc.Scope:
     s = standing.scope
     return {"claim": s.claim, "claimed": list(s.claimed), "implemented": list(s.implemented),
             "not_implemented": list(s.not_implemented), "untested": list(s.untested)}
 
 
-def _strictness(standing: Standing, failures: list[dict]) -> dict:
+def _strictness(standing: Standing, failures: list[doc.Failure]) -> doc.Strictness:
     """How the version's invalid models were treated, per rejection clause, each linked to the
     failure that shows it computed (or to the clause row when none did)."""
-    clauses_ = []
+    clauses_: list[doc.StrictnessClause] = []
     for e in standing.strictness.clauses:
         anchor = _first_anchor(failures, version=standing.version, clause=e.clause, outcome="missing-rejection")
         clauses_.append({"clause": e.clause, "title": e.title, "refused": e.refused, "computed": e.computed,
@@ -183,11 +185,11 @@ def _strictness(standing: Standing, failures: list[dict]) -> dict:
     return {"level": standing.strictness.level, "clauses": clauses_}
 
 
-def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[dict], types: list[str],
-              census_entries: list[dict]) -> list[dict]:
+def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[doc.Failure], types: list[str],
+              census_entries: list[doc.CensusEntry]) -> list[doc.Version]:
     """One entry per version: its headline verdict and why, its scope and strictness beside it,
     counts, its causes with ``types`` (the matrix rows) as their order, and the census warnings."""
-    entries = []
+    entries: list[doc.Version] = []
     for version, s in standings.items():
         vspec = _spec(version)
         in_t = list(vspec.type_names) if vspec else []
@@ -209,14 +211,15 @@ def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[dict],
     return entries
 
 
-def _first_anchor(failures: list[dict], **where: object) -> str | None:
+def _first_anchor(failures: list[doc.Failure], **where: object) -> str | None:
     """The anchor of the worst failure matching ``where`` (failures are in clause order)."""
     found = [f for f in failures if all(f[key] == value for key, value in where.items())]
     found.sort(key=lambda f: _severity(f["outcome"]))
     return found[0]["anchor"] if found else None
 
 
-def _clauses(raw: RawRun, versions: list[int], census_entries: list[dict], failures: list[dict]) -> list[dict]:
+def _clauses(raw: RawRun, versions: list[int], census_entries: list[doc.CensusEntry],
+             failures: list[doc.Failure]) -> list[doc.ClauseRow]:
     """The clause rows (reports.clauses), each with its anchor, the implementation's time over
     the cases that exercised it, and a link to its worst failure."""
     rows = clauses.rows(raw, versions, census_entries, counts, worst, _spec)
@@ -238,7 +241,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")
 
 
-def _census(raw: RawRun) -> list[dict]:
+def _census(raw: RawRun) -> list[doc.CensusEntry]:
     """The census entries (reports.census), each with its anchor: ``v13-C14-census`` for the first
     group of a topic, ``v13-C14-census-<group>`` for the others."""
     entries = census.entries(raw, _tensor, lambda version, topic: _find_clause(_spec(version), topic))
@@ -262,11 +265,11 @@ def _type_order(raw: RawRun, versions: list[int]) -> list[str]:
     return inside + sorted(others, key=lambda t: (catalogue.index(t) if t in catalogue else len(catalogue), t))
 
 
-def _matrix(raw: RawRun, versions: list[int], types: list[str], failures: list[dict]) -> list[dict]:
+def _matrix(raw: RawRun, versions: list[int], types: list[str], failures: list[doc.Failure]) -> list[doc.MatrixCell]:
     cells = defaultdict(list)
     for result in raw.results:
         cells[result.version, result.type_name].append(result.outcome)
-    rows = []
+    rows: list[doc.MatrixCell] = []
     for version in versions:
         vspec = _spec(version)
         for type_name in types:
@@ -292,6 +295,21 @@ def _detail(message: str, actual: object) -> str | None:
     if not text or (isinstance(actual, str) and actual and actual in text):
         return None
     return text
+
+
+def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
+    """A failure's counterexample as the document holds it, with the other inputs that failed the
+    same way (``also``)."""
+    if ce is None:
+        return None
+    return {
+        "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
+        "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
+        "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
+        "detail": _detail(str(ce.message), ce.actual),
+        "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
+                  "actual": _tensor(e.actual)} for e in ce.also],
+    }
 
 
 def _roles(standings: dict[int, Standing]) -> dict[int, tuple[str, str | None]]:
@@ -326,7 +344,7 @@ def _every_type(raw: RawRun) -> set[tuple[int, str | None, str]]:
     return {key for key, types in failed.items() if len(types) > 1 and types == tried[key[0], key[1]]}
 
 
-def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
+def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
     """Every distinct failure (version, clause, type, problem), with its smallest counterexample
     (the last one among equally small ones: later counterexamples are the better shrunk), and what
     it means for the verdict (its role)."""
@@ -345,7 +363,8 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
             chosen[key] = result
     impl = raw.info.impl_portable or raw.info.impl
     order = _form_order(raw)
-    entries, anchors = [], set()
+    entries: list[doc.Failure] = []
+    anchors: set[str] = set()
     for key in sorted(chosen, key=lambda k: (k[0], clause_number(k[1]), k[2], k[3], order(k[4]))):
         result = chosen[key]
         clause = _find_clause(_spec(result.version), result.clause)
@@ -364,14 +383,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
             "test": result.test, "occurrences": seen[key],
             "clause_title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {}, "basis": clauses.source(clause)["basis"],
-            "counterexample": None if ce is None else {
-                "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
-                "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
-                "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
-                "detail": _detail(str(ce.message), ce.actual),
-                "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
-                          "actual": _tensor(e.actual)} for e in ce.also],
-            },
+            "counterexample": _counterexample(ce),
             "form": result.form,
             "packed": result.packed,
             "replay": snippet(impl, result.version, ce, kind=result.kind, clause=result.clause,
@@ -382,7 +394,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
     return entries
 
 
-def _pattern(failure: dict) -> str:
+def _pattern(failure: doc.Failure) -> str:
     """What a failure's counterexample says, apart from its type and version: the text of a
     refusal, error or crash with what varies by input blanked (results.causes.signature), or that a result came back
     (the shrunk inputs of wrong answers differ in shape by chance; the card lists each one)."""
@@ -392,7 +404,7 @@ def _pattern(failure: dict) -> str:
     return signature(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
 
 
-def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], int]) -> list[dict]:
+def _cards(failures: list[doc.Failure], types: list[str], form_order: Callable[[str], int]) -> list[doc.Card]:
     """Failures merged into one card per root cause: same clause, problem, outcome and
     counterexample pattern. A card lists the versions, types and model forms it covers; its representative
     (shown in full) is the member with the smallest input."""
@@ -402,7 +414,7 @@ def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], i
         key = (failure["role"], failure["same_cause"] or failure["clause"], failure["problem"], failure["outcome"],
                failure["kind"], _pattern(failure), bool(failure["packed"]))
         groups.setdefault(key, []).append(index)
-    cards = []
+    cards: list[doc.Card] = []
     for members in groups.values():
         def size(i: int) -> int:
             ce = failures[i]["counterexample"]
@@ -427,10 +439,10 @@ def _cards(failures: list[dict], types: list[str], form_order: Callable[[str], i
     return cards
 
 
-def _covers(failures: list[dict], members: list[int]) -> list[dict]:
+def _covers(failures: list[doc.Failure], members: list[int]) -> list[doc.Cover]:
     """What a card covers, each (version, type, model form) once with the anchors of its members
     (a type failing C1 and, for the same cause, C9 is one entry with two anchors)."""
-    covers: dict[tuple, dict] = {}
+    covers: dict[tuple, doc.Cover] = {}
     for i in members:
         f = failures[i]
         entry = covers.setdefault((f["version"], f["type"], f["form"]),
@@ -445,7 +457,7 @@ def _form_order(raw: RawRun) -> Callable[[str], int]:
     return lambda form: forms.index(form) if form in forms else -1
 
 
-def _forms(raw: RawRun, versions: list[int]) -> list[dict]:
+def _forms(raw: RawRun, versions: list[int]) -> list[doc.FormRow]:
     """Per model form and version: the cases judged in that form and how they ended, so that a
     runtime that fails only with static shapes or constant folding shows where. Empty for a
     function plug-in (no forms)."""
@@ -453,7 +465,7 @@ def _forms(raw: RawRun, versions: list[int]) -> list[dict]:
     for result in raw.results:
         if result.form:
             tallies[result.form, result.version].append(result)
-    entries = []
+    entries: list[doc.FormRow] = []
     for form in sorted({form for form, _ in tallies}, key=_form_order(raw)):
         for version in versions:
             mine = tallies.get((form, version), [])
@@ -496,7 +508,7 @@ def _partition(tag: str, listed: dict[str, tuple[int, ...]]) -> str:
     return tag
 
 
-def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> dict:
+def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> doc.Coverage:
     """Input partitions (case tags "group:value") of the generated cases, per version, type and
     kind of case (semantic, rejection, undefined): a partition reached only by census cases says
     nothing about the semantic checks, so each kind is counted apart.
@@ -524,7 +536,7 @@ def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> dict:
     for (version, type_name, kind), tally in seen.items():
         universe[peers(version, type_name, kind)] |= {t for t in tally if not t.startswith("special:")}
     groups = sorted({t.split(":", 1)[0] for tally in seen.values() for t in tally})
-    cells = []
+    cells: list[doc.CoverageCell] = []
     for version in versions:
         for type_name in types:
             for kind in ("semantic", "rejection", "undefined"):
@@ -550,7 +562,7 @@ def _family(type_name: str) -> str:
     return entry.family if entry else "other"
 
 
-def _clause_change(old: spec.Clause | None, new: spec.Clause | None) -> dict:
+def _clause_change(old: spec.Clause | None, new: spec.Clause | None) -> doc.ClauseChange:
     """A clause's side of a version difference, as data the report can word in any language."""
     clause = new or old
     fields = [{"field": f, "before": _plain(getattr(old, f)), "after": _plain(getattr(new, f))}
@@ -559,8 +571,8 @@ def _clause_change(old: spec.Clause | None, new: spec.Clause | None) -> dict:
             "reworded": bool(old and new and not fields and old.statement != new.statement)}
 
 
-def _attribute_change(old: spec.Attribute | None, new: spec.Attribute | None) -> dict:
-    def described(a: spec.Attribute | None) -> dict | None:
+def _attribute_change(old: spec.Attribute | None, new: spec.Attribute | None) -> doc.AttributeChange:
+    def described(a: spec.Attribute | None) -> doc.AttributeSide | None:
         if a is None:
             return None
         return {"type": a.type, "default": a.default, "values": None if a.values is None else list(a.values),
@@ -568,15 +580,15 @@ def _attribute_change(old: spec.Attribute | None, new: spec.Attribute | None) ->
     return {"before": described(old), "after": described(new)}
 
 
-def _differences(versions: list[int]) -> list[dict]:
+def _differences(versions: list[int]) -> list[doc.Difference]:
     """What changed from one tested version to the next (spec.diff), with each change's data."""
     known = [n for n in versions if _spec(n) is not None]
-    entries = []
+    entries: list[doc.Difference] = []
     for a, b in pairwise(known):
         old, new = spec.load(a), spec.load(b)
-        changes = []
+        changes: list[doc.Change] = []
         for change in diff(old, new):
-            item = {"what": change.what, "name": change.name, "how": change.how, "detail": change.detail}
+            item: doc.Change = {"what": change.what, "name": change.name, "how": change.how, "detail": change.detail}
             if change.what == "clause":
                 item["clause"] = _clause_change(_find_clause(old, change.name), _find_clause(new, change.name))
             elif change.what == "attribute":
@@ -600,7 +612,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def aggregate(raw: RawRun) -> dict:
+def aggregate(raw: RawRun) -> doc.Document:
     """The report document for one run (see report.schema.json)."""
     versions = _tested_versions(raw)
     types = _type_order(raw, versions)

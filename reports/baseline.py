@@ -16,6 +16,7 @@ from typing import Any
 from results import Unreadable, read_bounded
 
 from .aggregate import SCHEMA as REPORT_SCHEMA
+from .document import Document
 
 SCHEMA = "argmin-conformance/baseline/1"
 Key = tuple[int, str, str, str]  # version, clause, type, problem
@@ -25,7 +26,7 @@ class BaselineError(ValueError):
     """A file that is not a baseline; the message is one line naming the problem and the fix."""
 
 
-def failures(document: dict[str, Any]) -> set[Key]:
+def failures(document: Document) -> set[Key]:
     """The headline failures of a report document, by version, clause, type and problem."""
     return {(int(f["version"]), str(f["clause"] or "-"), str(f["type"]), str(f["problem"]))
             for f in document["failures"] if f["role"] == "headline"}
@@ -36,7 +37,7 @@ def text(key: Key) -> str:
     return f"ArgMin-{key[0]} {key[1]} {key[2]} {key[3]}"
 
 
-def expectations(document: dict[str, Any]) -> dict[str, Any]:
+def expectations(document: Document) -> dict[str, Any]:
     """The expectations file for a report document: its headline failures and where they come from."""
     certificate = document["certificate"]
     return {"schema": SCHEMA, "implementation": certificate["implementation"],
@@ -65,7 +66,7 @@ def read(path: Path) -> tuple[str, set[Key]]:
                         f"({SCHEMA}); write one with `python -m reports baseline REPORT --out FILE`")
 
 
-def compare(document: dict[str, Any], source: str, expected: set[Key]) -> dict[str, Any]:
+def compare(document: Document, source: str, expected: set[Key]) -> dict[str, Any]:
     """What a run's report holds against its baseline (RunInfo.baseline)."""
     found = failures(document)
     return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(found - expected)],

@@ -14,6 +14,7 @@ from engine import runtimes
 from results import RawRun
 from results.digest import results_digest
 
+from .document import Certificate
 from .i18n import Translator
 
 CERTIFY = "certify"
@@ -55,7 +56,7 @@ def _sandbox(environment: dict[str, Any]) -> dict[str, Any]:
     return recorded if isinstance(recorded, dict) and "mechanism" in recorded else UNRECORDED
 
 
-def certificate(raw: RawRun) -> dict[str, Any]:
+def certificate(raw: RawRun) -> Certificate:
     """The certificate block of a run (see report.schema.json, ``certificate``)."""
     environment, info = raw.environment, raw.info
     reasons = _reasons(raw)
@@ -87,7 +88,7 @@ def certificate(raw: RawRun) -> dict[str, Any]:
     }
 
 
-def certificate_line(block: dict[str, Any]) -> str:
+def certificate_line(block: Certificate) -> str:
     """What the run is, in one English line: "Certificate: ..." or "Quick smoke run, not a
     certificate: only the certify profile produces a certificate." (terminal, JUnit, verify)."""
     english = Translator("en")

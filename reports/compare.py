@@ -9,6 +9,7 @@ they are not conformance (results.verdict)."""
 from __future__ import annotations
 
 from .aggregate import CENSUS, NOT_RUN
+from .document import CensusEntry, Document
 
 PASSING = "pass"
 NEUTRAL = (CENSUS, NOT_RUN)
@@ -23,7 +24,7 @@ def _regression(before: str, after: str, kind: str) -> bool:
     return before == PASSING and _failing(after) and kind != "rejection" and after != "missing-rejection"
 
 
-def _standing_changes(old: dict, new: dict) -> tuple[list[dict], list[dict]]:
+def _standing_changes(old: Document, new: Document) -> tuple[list[dict], list[dict]]:
     """Per version: types that left or joined the scope, and strictness level changes."""
     before = {v["version"]: v for v in old["versions"]}
     scope, strictness = [], []
@@ -42,12 +43,12 @@ def _standing_changes(old: dict, new: dict) -> tuple[list[dict], list[dict]]:
     return scope, strictness
 
 
-def _run(document: dict) -> dict:
+def _run(document: Document) -> dict:
     run = document["run"]
     return {k: run[k] for k in ("impl", "started", "profile", "seed", "complete")}
 
 
-def _status(document: dict) -> dict[tuple, dict]:
+def _status(document: Document) -> dict[tuple, dict]:
     """(version, 'clause'|'type', name) -> {outcome, title}"""
     found = {}
     for clause in document["clauses"]:
@@ -59,13 +60,13 @@ def _status(document: dict) -> dict[tuple, dict]:
     return found
 
 
-def _policy(entry: dict | None) -> str:
+def _policy(entry: CensusEntry | None) -> str:
     if entry is None:
         return "(not observed)"
     return ", ".join(entry["policy"]) if entry["coherent"] else "(no coherent policy)"
 
 
-def compare(old: dict, new: dict) -> dict:
+def compare(old: Document, new: Document) -> dict:
     """The differences between two report documents (old first); ``regression`` says whether
     anything that passed now fails."""
     verdicts = []

@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.runtimes.entry import release_key
 
 from .aggregate import NOT_RUN
+from .document import Document
 from .matrix import JUDGED_FAILURES, matrix
 
 APPEARS, FIXED = "appears", "fixed"
@@ -35,7 +36,7 @@ def _marked(cells: list[dict]) -> list[dict]:
     return marked
 
 
-def history(runs: list[tuple[dict, Path]], out: Path) -> dict:
+def history(runs: list[tuple[Document, Path]], out: Path) -> dict:
     """The page's data: ``runs`` are (report document, the folder holding its report.html), in
     any order; the columns come oldest release first."""
     runs = sorted(runs, key=lambda run: release_key(run[0]["certificate"]["implementation_version"] or ""))

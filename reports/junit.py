@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 
 from .aggregate import worst
 from .certificate import certificate_line
+from .document import Document, Failure, Version
 from .i18n import Translator
 from .standing import scope_text, strictness_text
 
@@ -32,7 +33,7 @@ def _clean(text: object) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}", str(text))
 
 
-def _failure_text(failures: list[dict]) -> str:
+def _failure_text(failures: list[Failure]) -> str:
     blocks = []
     for f in failures:
         ce = f["counterexample"]
@@ -51,7 +52,7 @@ def _failure_text(failures: list[dict]) -> str:
     return "\n\n".join(blocks)
 
 
-def _standing(entry: dict) -> list[tuple[str, str]]:
+def _standing(entry: Version) -> list[tuple[str, str]]:
     """The version's verdict, scope and strictness as name/value pairs."""
     t = Translator("en")
     scope = scope_text(t, entry["scope"], entry["type_restriction"] is not None)
@@ -61,7 +62,7 @@ def _standing(entry: dict) -> list[tuple[str, str]]:
             ("strictness_detail", strictness_text(t, entry["strictness"]))]
 
 
-def _properties(document: dict) -> list[tuple[str, str]]:
+def _properties(document: Document) -> list[tuple[str, str]]:
     """The certificate block as name/value pairs, lists joined, unknowns empty."""
     certificate = document["certificate"]
     pairs = [("certificate", certificate_line(certificate))]
@@ -78,7 +79,7 @@ def _seconds(value: float) -> str:
     return f"{float(value):.6f}"
 
 
-def to_junit(document: dict) -> bytes:
+def to_junit(document: Document) -> bytes:
     """The JUnit XML bytes (UTF-8, with declaration) for a report document."""
     root = ET.Element("testsuites", name=f"argmin-conformance {_clean(document['run']['impl'])}",
                       time=_seconds(sum(v["seconds"] for v in document["versions"])))

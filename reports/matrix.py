@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from .aggregate import CENSUS, NOT_RUN, SEVERITY, clause_anchor, clause_number, worst
+from .document import Document
 
 JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in ("pass", CENSUS))
 
@@ -22,7 +23,7 @@ def _link(source: Path, out: Path) -> str | None:
     return Path(os.path.relpath(html, out.parent)).as_posix() if html.exists() else None
 
 
-def _column(document: dict, source: Path, out: Path) -> dict:
+def _column(document: Document, source: Path, out: Path) -> dict:
     run, certificate = document["run"], document["certificate"]
     return {"impl": run["impl"], "version": certificate["implementation_version"], "device": certificate["device"],
             "profile": run["profile"], "seed": run["seed"], "started": run["started"], "complete": run["complete"],
@@ -37,7 +38,7 @@ def _cell(outcome: str, cases: int, anchor: str | None, policy: list[str] | None
             "packed": packed}
 
 
-def _clause_cell(document: dict, version: int, clause_id: str) -> dict:
+def _clause_cell(document: Document, version: int, clause_id: str) -> dict:
     clause = next((c for c in document["clauses"] if c["version"] == version and c["id"] == clause_id), None)
     if clause is None:
         return _cell(NOT_RUN, 0, None)
@@ -47,7 +48,7 @@ def _clause_cell(document: dict, version: int, clause_id: str) -> dict:
     return _cell(clause["outcome"], clause["cases"], clause["failure_anchor"] or clause["anchor"])
 
 
-def _type_cell(document: dict, version: int, clause_id: str, type_name: str) -> dict:
+def _type_cell(document: Document, version: int, clause_id: str, type_name: str) -> dict:
     clause = next((c for c in document["clauses"] if c["version"] == version and c["id"] == clause_id), None)
     tally = (clause or {}).get("types", {}).get(type_name, {})
     failures = [f for f in document["failures"]
@@ -57,7 +58,7 @@ def _type_cell(document: dict, version: int, clause_id: str, type_name: str) -> 
     return _cell(worst(tally), sum(tally.values()), anchor, packed=packed)
 
 
-def matrix(runs: list[tuple[dict, Path]], out: Path) -> dict:
+def matrix(runs: list[tuple[Document, Path]], out: Path) -> dict:
     """The page's data: ``runs`` are (report document, the folder holding its report.html)."""
     documents = [document for document, _ in runs]
     versions = sorted({v["version"] for d in documents for v in d["versions"]})

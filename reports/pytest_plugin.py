@@ -17,10 +17,11 @@ from results.verdict import NOT_JUDGED
 from . import baseline, render, write_documents
 from .aggregate import aggregate
 from .certificate import certificate, certificate_line
-from .i18n import Translator
+from .document import Attributes, Cause, CauseType, CensusEntry, Document, Value
+from .i18n import MessagesError, Translator
 from .standing import scope_text, strictness_text, type_policy
 
-_WRITTEN = pytest.StashKey[tuple[RawRun, dict, dict[str, Path]]]()
+_WRITTEN = pytest.StashKey[tuple[RawRun, Document, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
 _BASELINE = pytest.StashKey[tuple[str, set]]()
 
@@ -33,7 +34,10 @@ _LOG_KIND = "implementation output (its stdout and stderr)"
 def pytest_configure(config: pytest.Config) -> None:
     """Before the suites load the implementation (their own pytest_configure): everything this
     writer needs at the end of the run is imported and compiled now."""
-    render.preload()
+    try:
+        render.preload()
+    except MessagesError as exc:
+        raise pytest.UsageError(str(exc)) from None
     path = config.getoption("--baseline", None)
     if path:  # read before the run: a bad baseline stops it (exit status 2), not its end
         try:
@@ -42,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
 
 
-def _write(run: RawRun, report_dir: Path, against: tuple[str, set] | None = None) -> tuple[dict, dict[str, Path]]:
+def _write(run: RawRun, report_dir: Path, against: tuple[str, set] | None = None) -> tuple[Document, dict[str, Path]]:
     document = aggregate(run)
     if against is not None:
         compare_with_baseline(run, document, report_dir, against)
@@ -63,7 +67,7 @@ def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Co
     config.stash[_RECOVERED] = _write(run, report_dir)[1]["html"]
 
 
-def compare_with_baseline(run: RawRun, document: dict, report_dir: Path, against: tuple[str, set]) -> None:
+def compare_with_baseline(run: RawRun, document: Document, report_dir: Path, against: tuple[str, set]) -> None:
     """Record the comparison with the baseline in the run (its raw results, saved again) and in the
     document's certificate block, the one part of the document it changes."""
     run.info.baseline = baseline.compare(document, *against)
@@ -71,7 +75,7 @@ def compare_with_baseline(run: RawRun, document: dict, report_dir: Path, against
     document["certificate"] = certificate(run)
 
 
-def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = None) -> list[str]:
+def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None = None) -> list[str]:
     """One verdict line per version, naming the profile and what it proves, with its scope and
     strictness beside it and any census warning; then where the reports are."""
     info = run.info
@@ -117,7 +121,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: dict | None = N
     return lines
 
 
-def _exceptions(t: Translator, entry: dict) -> list[str]:
+def _exceptions(t: Translator, entry: CensusEntry) -> list[str]:
     """Per type of a census topic whose policy has exceptions: how many answers follow it, and the
     exceptions among the topic's examples ("int32: first minimum, 270 of 272; 2 answer(s) fit no
     rule, e.g. [1, 1, 1] -> 1")."""
@@ -131,22 +135,22 @@ def _exceptions(t: Translator, entry: dict) -> list[str]:
     return lines
 
 
-def _shown(value: dict | str | None) -> str:
+def _shown(value: Value) -> str:
     return value["display"] if isinstance(value, dict) else str(value)
 
 
-def _attributes(attributes: dict) -> str:
+def _attributes(attributes: Attributes) -> str:
     return f" ({', '.join(f'{k}={v}' for k, v in attributes.items())})" if attributes else ""
 
 
-def _causes(causes: list[dict]) -> str:
+def _causes(causes: list[Cause]) -> str:
     """What makes the headline NON-CONFORMANT, beside it: 'C1: float16 raised an error; C5: double,
     int64 (in packed models only: int32) wrong answer'."""
     t = Translator("en")
     return "; ".join(f"{c['clause']}: {_types(c['types'])} {t('cause-' + c['outcome'])}" for c in causes)
 
 
-def _types(types: list[dict]) -> str:
+def _types(types: list[CauseType]) -> str:
     plain = ", ".join(ty["type"] for ty in types if not ty.get("packed"))
     packed = ", ".join(ty["type"] for ty in types if ty.get("packed"))
     if not packed:

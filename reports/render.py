@@ -12,7 +12,8 @@ from pathlib import Path
 import jinja2
 
 from .aggregate import SEVERITY, clause_anchor
-from .i18n import Translator
+from .document import AttributeSide, ClauseRow, CoverageCell, Document, Statement
+from .i18n import Translator, messages
 from .standing import scope_text, strictness_text, type_policy
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -35,12 +36,13 @@ def _environment() -> jinja2.Environment:
 
 
 def preload() -> None:
-    """Compile every template now. A run calls this before the implementation under test loads,
-    so that the report rendered at its end reads no template file the implementation could have
-    changed meanwhile."""
+    """Compile every template and read the message files now. A run calls this before the
+    implementation under test loads, so that the report rendered at its end reads no template or
+    message file the implementation could have changed meanwhile."""
     env = _environment()
     for name in env.list_templates():
         env.get_template(name)
+    messages()
 
 
 def percent(reached: int, possible: int) -> str:
@@ -56,13 +58,13 @@ def heat(reached: int, possible: int) -> str:
     return f"hsl({round(share * 130)}, 60%, {round(90 - share * 6)}%)"
 
 
-def group_share(cells: list[dict], version: int, group: str) -> tuple[int, int]:
+def group_share(cells: list[CoverageCell], version: int, group: str) -> tuple[int, int]:
     """[reached, possible] of one partition group over every type of a version."""
     pairs = [cell["groups"][group] for cell in cells if cell["version"] == version and group in cell["groups"]]
     return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
 
 
-def _accepted(side: dict, t: Translator) -> str:
+def _accepted(side: AttributeSide, t: Translator) -> str:
     """An attribute's accepted values as the spec states them: {0, 1}, or a range in terms of r."""
     if side["values"] is not None:
         return "{" + ", ".join(map(str, side["values"])) + "}"
@@ -72,7 +74,7 @@ def _accepted(side: dict, t: Translator) -> str:
     return "—"
 
 
-def _statement(statement: dict, lang: str) -> str:
+def _statement(statement: Statement, lang: str) -> str:
     return statement.get(lang) or statement.get("en", "")
 
 
@@ -86,9 +88,9 @@ def _page(template: str, lang: str, **context: object) -> str:
         **context)
 
 
-def render_report(document: dict, lang: str = "en") -> str:
+def render_report(document: Document, lang: str = "en") -> str:
     """The HTML report of one aggregated run."""
-    by_version: dict[int, list[dict]] = {}
+    by_version: dict[int, list[ClauseRow]] = {}
     for clause in document["clauses"]:
         by_version.setdefault(clause["version"], []).append(clause)
     cells = {(c["version"], c["type"]): c for c in document["matrix"]}

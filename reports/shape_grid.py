@@ -13,6 +13,8 @@ from collections import Counter
 from generators.shapes import BUCKET_NAMES, REACHABLE
 from results import RawRun
 
+from .document import ShapeGrid
+
 PAIRS = (("L", "I"), ("L", "S"))
 _KEYS = frozenset(key for pair in PAIRS for key in pair)
 
@@ -26,7 +28,7 @@ def _buckets(tags: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-def shape_grid(raw: RawRun) -> dict:
+def shape_grid(raw: RawRun) -> ShapeGrid:
     """``{"buckets": names, "grids": [{"rows", "columns", "cases", "empty"}]}``: ``cases[i][j]`` is
     the count for row bucket i and column bucket j, null where the pair does not fit the budget;
     ``empty`` lists the [row, column] pairs that fit it and were not reached."""

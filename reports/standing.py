@@ -8,10 +8,11 @@ HTML page, JUnit, compare and the matrix page all word it here, from the report 
 
 from __future__ import annotations
 
+from .document import CensusType, Scope, Strictness, StrictnessClause
 from .i18n import Translator
 
 
-def scope_text(t: Translator, scope: dict, restricted: bool) -> str:
+def scope_text(t: Translator, scope: Scope, restricted: bool) -> str:
     """The types the headline covers, and those it does not."""
     claimed, implemented = scope["claimed"], scope["implemented"]
     if restricted:
@@ -30,7 +31,7 @@ def scope_text(t: Translator, scope: dict, restricted: bool) -> str:
     return "; ".join(parts)
 
 
-def type_policy(t: Translator, entry: dict) -> str:
+def type_policy(t: Translator, entry: CensusType) -> str:
     """How one type of a census topic reads: its policy ("first minimum"), with how many answers
     follow it where some fit no rule ("first minimum, 270 of 272; 2 answers fit no rule")."""
     if entry["exceptions"]:
@@ -41,7 +42,7 @@ def type_policy(t: Translator, entry: dict) -> str:
     return " + ".join(map(t.policy, entry["policy"])) or "—"
 
 
-def _lenient(t: Translator, entry: dict) -> str:
+def _lenient(t: Translator, entry: StrictnessClause) -> str:
     key = f"lenient-{entry['title']}"
     if entry["title"] == "reject-type":
         key += "-every" if entry["every_type"] else ""
@@ -49,7 +50,7 @@ def _lenient(t: Translator, entry: dict) -> str:
     return (t(key) if t.has(key) else t("lenient-other")) + f" ({entry['clause']})"
 
 
-def strictness_text(t: Translator, strictness: dict) -> str:
+def strictness_text(t: Translator, strictness: Strictness) -> str:
     """Strict, lenient (and what it computes) or untested."""
     tried = strictness["clauses"]
     if strictness["level"] == "untested" or not tried:

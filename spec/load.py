@@ -8,6 +8,7 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import ml_dtypes
@@ -28,16 +29,24 @@ def _location(path: list) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(top)"
 
 
-def _read(path: Path, schema_name: str) -> dict:
+def read_yaml(path: Path, error: type[Exception] = SpecError) -> Any:
+    """A YAML file's data (the safe loader). A file that cannot be read or parsed raises ``error``
+    with one line naming the file, where in it and what is wrong (the reports' message files too)."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise SpecError(f"{path}: cannot read the file ({exc.strerror})") from None
+        raise error(f"{path}: cannot read the file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"{path}: {where}: not valid YAML: {problem}") from None
+        raise error(f"{path}: {where}: not valid YAML: {problem}") from None
+
+
+def _read(path: Path, schema_name: str) -> dict:
+    document = read_yaml(path)
     schema = json.loads((SPEC_DIR / schema_name).read_text(encoding="utf-8"))
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(document))
     if error is not None:
