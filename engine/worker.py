@@ -40,6 +40,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from engine.adapter_contract import COMPILE_CACHE_ENV, NotPackable
+
 try:
     import resource
 except ImportError:  # Windows: no peak memory to read, so no memory limit
@@ -56,7 +58,6 @@ Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | No
 Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float]
 
 FAULTS = ("crash", "timeout")  # statuses of a call that took the worker down
-COMPILE_CACHE_ENV = "ARGMIN_COMPILE_CACHE"  # see engine.adapters.compile_cache
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
@@ -197,11 +198,6 @@ def models_of(fn: Any) -> Models:
     if not all(type(n) is int for n in counts[:2]) or type(counts[2]) not in (int, float):
         return NONE
     return Models(*counts)
-
-
-class NotPackable(Exception):
-    """The adapter cannot answer a packed model (a ``model:`` plug-in whose callable returns one
-    output only): its calls are made one by one."""
 
 
 def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> Outcome:
