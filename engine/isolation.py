@@ -53,7 +53,7 @@ import numpy as np
 
 from engine import sandbox, worker
 from engine.forms import INITIALIZER, STATIC, SYMBOLIC
-from engine.plugins import UsageError, check, describe, portable, resolve
+from engine.loader import UsageError, check, describe, portable, resolve
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -248,7 +248,7 @@ class _Worker:
         self.pid = self.process.pid  # the worker's own, once it said hello (in a sandbox: not bwrap's)
         self.conn = Connection(parent.detach())
         self.ready = False
-        self.description: dict | None = None  # what the worker loaded (plugins.describe)
+        self.description: dict | None = None  # what the worker loaded (loader.describe)
 
     def _spawn(self, launch: _Launch, conn: int, told: int | None) -> subprocess.Popen:
         settings = {"impl": launch.impl, "path": launch.path, "cwd": launch.cwd, "memory_limit": launch.memory_limit,
@@ -440,7 +440,7 @@ class Runner:
                        None if log is None else str(Path(log).resolve()), self.sandbox, folders, cache)
 
     def load(self) -> dict:
-        """Wait until the implementation has loaded and return what it is (``plugins.describe``);
+        """Wait until the implementation has loaded and return what it is (``loader.describe``);
         raise UsageError with the worker's one-line message when it does not load."""
         if self.description is not None:
             return self.description

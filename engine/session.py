@@ -32,9 +32,9 @@ from results.stream import Writer
 from .forms import STATIC, SYMBOLIC
 from .isolation import FAULTS, UNASKED, Call, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
+from .loader import UsageError
 from .minimize import minimize
 from .options import Settings, implementation
-from .plugins import UsageError
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost

@@ -490,7 +490,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.path[:] = path
     os.chdir(cwd)
-    from engine.plugins import UsageError, describe, resolve
+    from engine.loader import UsageError, describe, resolve
 
     try:
         with compile_cache_at(compile_cache):

@@ -17,9 +17,9 @@ from engine import adapters, isolation
 from engine.forms import FORMS, QUOTA_FORMS
 from engine.isolation import Reply
 from engine.judge import judge
+from engine.loader import UsageError
 from engine.options import validate
 from engine.plan import plan
-from engine.plugins import UsageError
 from engine.run import run_all
 from generators import Case, profiles
 from generators.quotas import FORM_QUOTA

@@ -13,8 +13,8 @@ import pytest
 
 from engine import isolation
 from engine.isolation import UNASKED, Reply, Runner, benchmark
+from engine.loader import UsageError
 from engine.options import validate
-from engine.plugins import UsageError
 from engine.session import FAULTS_PER_TEST
 from tests.suite_runs import suite_session
 

@@ -17,7 +17,7 @@ import onnxruntime
 import pytest
 
 from engine import adapters
-from engine.plugins import UsageError, describe, model_based, portable, resolve
+from engine.loader import UsageError, describe, model_based, portable, resolve
 from engine.sandbox import available
 from results.environment import collect, suite_state
 

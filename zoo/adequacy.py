@@ -28,7 +28,7 @@ from pathlib import Path
 import hypothesis.errors
 
 import spec
-from engine.plugins import UsageError
+from engine.loader import UsageError
 from results import CONFORMANT, NON_CONFORMANT
 from results.verdict import Standing, is_judged, judged, standing
 
