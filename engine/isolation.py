@@ -74,7 +74,7 @@ def _resident(pid: int) -> int:
         return 0
 
 
-Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
+CallArgs = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
 # A packed model holds at most this many input elements and nodes: large enough that compiling
 # it costs a fraction of a millisecond per node (a batch of the largest cases a profile draws
 # fits in a few packs), small enough that a failing pack is bisected in a few steps
@@ -167,7 +167,7 @@ class _Arena:
         with contextlib.suppress(BufferError, ValueError):
             self.memory.close()
 
-    def pack(self, calls: Sequence[Call], units: Sequence[Sequence[int]],
+    def pack(self, calls: Sequence[CallArgs], units: Sequence[Sequence[int]],
              refused: Sequence[bool | None]) -> list[tuple]:
         """The packs of calls as sent (``units``: the indices of each pack's calls), each as
         ``([data, ...], version, [attributes, ...], form, refused)``: large inputs copied into the
@@ -380,7 +380,7 @@ def _close_all() -> None:
         runner.close()
 
 
-def _group(call: Call) -> tuple | None:
+def _group(call: CallArgs) -> tuple | None:
     """The pack group of a call: version, element type, form and whether its input is empty;
     None where it is not in a packed form."""
     data, version, _, form = call
@@ -468,7 +468,7 @@ class Runner:
         """One call; ``form``: the model form for model-based implementations (engine.forms)."""
         return self.call_many([(data, version, attributes, form)])[0]
 
-    def call_many(self, calls: Sequence[Call], pack: bool = False,
+    def call_many(self, calls: Sequence[CallArgs], pack: bool = False,
                   units: Sequence[Sequence[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
@@ -491,7 +491,7 @@ class Runner:
         return [replies.get(index) or Reply(UNASKED, None, "not asked: its batch had crashed or hung as often as "
                                                            "its test may", 0.0) for index in range(len(calls))]
 
-    def packs(self, calls: Sequence[Call]) -> list[list[int]]:
+    def packs(self, calls: Sequence[CallArgs]) -> list[list[int]]:
         """The calls' indices cut into packs. Calls in a packed form make groups by version,
         element type and form (``_group``). The first call of a group is asked alone, a one-node
         model (a witness: bugs that show only there keep being sampled), the rest in packs of at
@@ -521,7 +521,7 @@ class Runner:
                 open_packs[key] = (current[0], current[1] + size)
         return units
 
-    def _adapt(self, calls: Sequence[Call], unit: Sequence[int], failed: bool) -> None:
+    def _adapt(self, calls: Sequence[CallArgs], unit: Sequence[int], failed: bool) -> None:
         """A group's node cap halves when one of its packs failed as a whole (it was bisected)
         and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
         runtime refuses soon costs no more compiles than without packing."""
@@ -532,7 +532,7 @@ class Runner:
     def _cap(self, key: tuple) -> int:
         return self._caps.get(key, 1 if key[-1] else PACK_NODES)
 
-    def _adapted(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+    def _adapted(self, calls: Sequence[CallArgs], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
         """``_adapt`` after ``unit`` was answered: failed where the pack was split to answer it,
         grown where the pack (or a single call) answered. And whether the unit's group is
         refused: a call asked alone answered "unsupported", and no call of the group was answered (an
@@ -551,7 +551,7 @@ class Runner:
         elif len(unit) == 1 and answered[0].status == "unsupported":
             self._refused.add(key)
 
-    def refused(self, calls: Sequence[Call], unit: Sequence[int]) -> bool | None:
+    def refused(self, calls: Sequence[CallArgs], unit: Sequence[int]) -> bool | None:
         """Whether ``unit`` belongs to a group refused as unsupported so far (see ``_adapted``):
         a pack of it that the runtime refuses as unsupported is then refused as a whole, each of
         its calls answered "unsupported", instead of being asked call by call (a model each).
@@ -560,7 +560,7 @@ class Runner:
         key = _group(calls[unit[0]])
         return True if key in self._refused else False if key in self._computed else None
 
-    def _in_process(self, calls: Sequence[Call], unit: list[int], replies: dict[int, Reply]) -> None:
+    def _in_process(self, calls: Sequence[CallArgs], unit: list[int], replies: dict[int, Reply]) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
         # change the caller's array in one mode and not in the other.
         # The answer reaches the judge as the same data as from a worker (a copy, objects as
@@ -576,7 +576,7 @@ class Runner:
             self._spent = spent
         self._adapted(calls, unit, replies)
 
-    def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+    def _call_worker(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:
             self._exchange(calls, units, replies)
         except BaseException:
@@ -587,7 +587,7 @@ class Runner:
                 self._worker = None
             raise
 
-    def _exchange(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+    def _exchange(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         """Replies to the packs in ``units``, taken off it as they are answered: all of them, or up
         to the pack that crashed or hung; that one is then cut down for the next worker."""
         if self._worker is None:

@@ -30,7 +30,7 @@ from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
 from .forms import STATIC, SYMBOLIC
-from .isolation import FAULTS, UNASKED, Call, Reply, Runner
+from .isolation import FAULTS, UNASKED, CallArgs, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .loader import UsageError
 from .minimize import minimize
@@ -119,7 +119,7 @@ class Session:
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         return self.call_many([(data, version, attributes, self.form)])[0]
 
-    def call_many(self, calls: list[Call], runner: Runner | None = None, pack: bool = False,
+    def call_many(self, calls: list[CallArgs], runner: Runner | None = None, pack: bool = False,
                   units: list[list[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """``pack``: the calls may go through packed models (where --packing is on), cut into
         ``units`` where given; ``faults``: crashes and hangs after which the rest is not asked
@@ -204,7 +204,7 @@ class Session:
             replies = self.call_many(self._calls(census), self._second(), pack)
             state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
 
-    def _calls(self, cases: Sequence[Case]) -> list[Call]:
+    def _calls(self, cases: Sequence[Case]) -> list[CallArgs]:
         return [(c.data, c.version, c.attributes, self.form) for c in cases]
 
     def _asking(self, pairs: Sequence[tuple[Case, Case | None]],
