@@ -571,7 +571,7 @@ class Runner:
                                   self.refused(calls, unit))
         for index, answered in zip(unit, outcomes, strict=True):
             spent = worker.models_of(self._fn)
-            replies[index] = Reply(*worker.detached(answered.outcome, answered.nodes, answered.split,
+            replies[index] = Reply(*worker.detached(answered.reply, answered.nodes, answered.split,
                                                     spent - self._spent))
             self._spent = spent
         self._adapted(calls, unit, replies)

@@ -51,8 +51,8 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 # from isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so
 # it has no integer type of its own and is judged by its values (see spec.oracle.read).
 # ``declared``: the output shape a model-based implementation declared.
-Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
-# An outcome as the process that owns the run receives it: plus the nodes of the model that
+WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
+# A reply as the process that owns the run receives it: plus the nodes of the model that
 # answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
 # whether its pack was split (``Answered``), and the ``Models`` fields since the previous reply.
 Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float]
@@ -139,12 +139,12 @@ def _peak_resident() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, others KiB
 
 
-def _without_answer(status: str, error: str, seconds: float) -> Outcome:
+def _without_answer(status: str, error: str, seconds: float) -> WireReply:
     return status, None, error, seconds, False, None
 
 
 def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int],
-         form: str | None = None) -> Outcome:
+         form: str | None = None) -> WireReply:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
     is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)
     With a model ``form`` (model-based implementations only, see engine.forms) the adapter
@@ -200,7 +200,7 @@ def models_of(fn: Any) -> Models:
     return Models(*counts)
 
 
-def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> Outcome:
+def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> WireReply:
     """One node's answer of a packed model, classified as ``call`` classifies a whole call's."""
     value, error = _as_array(answer.value)
     if error is not None:
@@ -212,18 +212,18 @@ def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seco
 
 
 class Answered(NamedTuple):
-    """One call's outcome as ``answers`` gives it: with the nodes of the model that answered (1: a
+    """One call's reply as ``answers`` gives it: with the nodes of the model that answered (1: a
     one-node model, or a plain function), and whether its pack was split to get it (the pack
     failed as a whole: the process that owns the run makes the next packs of its kind smaller)."""
 
-    outcome: Outcome
+    reply: WireReply
     nodes: int = 1
     split: bool = False
 
 
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
             form: str | None, refused: bool = False) -> Iterator[Answered]:
-    """The outcomes of a pack of calls, in order. One call is a plain ``call``. Several are asked
+    """The replies to a pack of calls, in order. One call is a plain ``call``. Several are asked
     as one packed model (``answer_pack``, each node's time its share of the whole; in the symbolic
     form some may come from signature models, engine.adapters.signatures); where that raises, the
     pack is split in halves and each half asked the same way, down to single calls, so that every
@@ -305,11 +305,11 @@ def _object_texts(value: np.ndarray) -> str:
     return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
 
 
-def encode(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models = NONE) -> bytes:
+def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE) -> bytes:
     """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
     model, or a plain function), ``split``: whether its pack was split to answer it
     (``Answered``), and what was spent on ``models`` since the previous reply."""
-    status, value, error, seconds, by_value, declared = outcome
+    status, value, error, seconds, by_value, declared = reply
     shape: tuple[int, ...] = ()
     dtype, payload = b"", b""
     if value is not None:
@@ -387,10 +387,10 @@ def decode(reply: bytes) -> Delivered:
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models = NONE) -> Delivered:
-    """What ``decode(encode(outcome, nodes, split, models))`` gives, without the bytes
+def detached(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE) -> Delivered:
+    """What ``decode(encode(reply, nodes, split, models))`` gives, without the bytes
     (in-process calls): the answer as a copy, objects as their descriptions."""
-    status, value, error, seconds, by_value, declared = outcome
+    status, value, error, seconds, by_value, declared = reply
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
     return status, value, error, seconds, by_value, declared, nodes, split, *models
@@ -514,17 +514,17 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
             for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused)):
-                outcome = answered.outcome
-                refusals.saw(group, outcome[0], len(datas))
+                reply = answered.reply
+                refusals.saw(group, reply[0], len(datas))
                 now = time.monotonic()
-                if memory_limit is not None and outcome[0] != "crash" and (
-                        outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
+                if memory_limit is not None and reply[0] != "crash" and (
+                        reply[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
                     checked, peak = now, _peak_resident()
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
-                        outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
+                        reply = _without_answer("crash", out_of_memory(peak, memory_limit), reply[3])
                 now_spent = models_of(fn)
-                conn.send_bytes(encode(outcome, answered.nodes, answered.split, now_spent - spent))
+                conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent))
                 spent = now_spent
-                if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
+                if reply[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
                     return
