@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from results.outcomes import RAISED, RETURNED
 from spec import Clause, VersionSpec
 from spec.oracle import argmin, order_keys
 
-RAISED, RETURNED = "raised", "returned"
 # NaN at index 0 of a slice is its answer; anywhere else NaN is skipped (a loop that starts from
 # the first element and moves on only to a smaller one: onnxruntime's rule).
 NAN_FIRST_ONLY = "nan-first-only"

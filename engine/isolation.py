@@ -54,6 +54,7 @@ import numpy as np
 from engine import sandbox, worker
 from engine.forms import INITIALIZER, STATIC, SYMBOLIC
 from engine.loader import UsageError, check, describe, portable, resolve
+from results.outcomes import FAULTS, UNASKED
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -83,10 +84,6 @@ PACK_ELEMENTS = 1 << 20
 PACK_NODES = 64
 MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model of rank 8 has 153)
 PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
-
-
-FAULTS = worker.FAULTS
-UNASKED = "unasked"  # a call that Runner.call_many did not make: its batch's fault budget was spent
 
 
 @dataclass

@@ -26,11 +26,12 @@ import spec
 from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord
+from results.outcomes import FAULTS, UNASKED
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
 from .forms import STATIC, SYMBOLIC
-from .isolation import FAULTS, UNASKED, CallArgs, Reply, Runner
+from .isolation import CallArgs, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .loader import UsageError
 from .minimize import minimize

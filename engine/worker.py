@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from engine.adapter_contract import COMPILE_CACHE_ENV, NotPackable
+from results.outcomes import REPLY_STATUSES
 
 try:
     import resource
@@ -57,7 +58,6 @@ WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | 
 # whether its pack was split (``Answered``), and the ``Models`` fields since the previous reply.
 Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float]
 
-FAULTS = ("crash", "timeout")  # statuses of a call that took the worker down
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
@@ -275,7 +275,6 @@ def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, a
 # object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
 # ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
 _HEADER = struct.Struct("<BBdIHBbHBIId")
-STATUSES = ("ok", "unsupported", "raised", "crash", "timeout", "oversize")
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
 _SEPARATOR = "\x1f"
@@ -321,7 +320,7 @@ def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
     compiled, loaded = (min(max(n, 0), 0xFFFFFFFF) for n in models[:2])
-    header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
+    header = _HEADER.pack(REPLY_STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
                           -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds)
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
 
@@ -352,7 +351,7 @@ def decode(reply: bytes) -> Delivered:
     try:
         status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds = \
             _HEADER.unpack_from(reply)
-        if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
+        if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
                 or nodes < 1 or split > 1 or not math.isfinite(model_seconds):
             raise Malformed("a header out of range")
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
@@ -364,10 +363,10 @@ def decode(reply: bytes) -> Delivered:
         size = len(reply) - start
         declared = None if marks < 0 else tuple(None if d < 0 else d for d in numbers[ndim:])
         if not kind:
-            if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
+            if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
-                loaded, model_seconds
+            return REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), \
+                compiled, loaded, model_seconds
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -379,7 +378,7 @@ def decode(reply: bytes) -> Delivered:
         else:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
-        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
+        return REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
             loaded, model_seconds
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):

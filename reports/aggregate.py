@@ -23,7 +23,8 @@ from typing import Any
 import spec
 from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
 from results.causes import signature, special_values
-from results.verdict import FAULTS, Standing, clause_number, standings
+from results.outcomes import FAULTS, SEVERITY
+from results.verdict import Standing, clause_number, standings
 from spec.diff import diff
 
 from . import census, clauses
@@ -33,8 +34,6 @@ from .shape_grid import shape_grid
 
 SCHEMA = "argmin-conformance/report/4"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
-# Worst first: the outcome a cell or clause shows when its cases disagree.
-SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
 NOT_RUN = "not-run"
 # numpy's scalar wrappers in messages: 'np.int64(2)' reads as '2'.
 _NUMPY_SCALAR = re.compile(r"\b(?:np|numpy)\.\w+\(([^()]*)\)")

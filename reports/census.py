@@ -24,13 +24,13 @@ import math
 from collections import Counter, defaultdict
 
 from results import CaseResult, CensusRecord, RawRun
-from results.records import ANOTHER_PROCESS, SAME_PROCESS, STATUSES
+from results.outcomes import CENSUS_STATUSES, POLICY_STATUSES, RAISED
+from results.records import ANOTHER_PROCESS, SAME_PROCESS
 from results.verdict import scope
 
 EXAMPLES_PER_TOPIC = 5
 NO_LISTED_EXAMPLES = 3  # observations shown first for a rule of its own
 NO_LISTED_POLICY = "no-listed-policy"
-_POLICY_STATUSES = ("returned", "raised")
 # Warnings about observations, in the order shown, each with the observations it counts.
 _OBSERVATION_WARNINGS = {
     "differs-between-processes": lambda r: r.deterministic is False and r.again == ANOTHER_PROCESS,
@@ -53,7 +53,7 @@ def refused_types(results: list[CaseResult]) -> dict[int, list[str]]:
 
 
 def _bears_policy(record: CensusRecord) -> bool:
-    return record.status in _POLICY_STATUSES and record.deterministic is not False
+    return record.status in POLICY_STATUSES and record.deterministic is not False
 
 
 def _reading(records: list[CensusRecord]) -> dict:
@@ -79,9 +79,9 @@ def _asked_again(records: list[CensusRecord]) -> str | None:
 
 
 def _statuses(records: list[CensusRecord]) -> dict[str, int]:
-    tally = dict.fromkeys(STATUSES, 0)
+    tally = dict.fromkeys(CENSUS_STATUSES, 0)
     for record in records:
-        tally[record.status if record.status in tally else "raised"] += 1
+        tally[record.status if record.status in tally else RAISED] += 1
     return tally
 
 

@@ -8,19 +8,20 @@ they are not conformance (results.verdict)."""
 
 from __future__ import annotations
 
-from .aggregate import CENSUS, NOT_RUN
+from results.outcomes import CENSUS, PASS
 
-PASSING = "pass"
+from .aggregate import NOT_RUN
+
 NEUTRAL = (CENSUS, NOT_RUN)
 
 
 def _failing(outcome: str) -> bool:
-    return outcome not in (PASSING, *NEUTRAL)
+    return outcome not in (PASS, *NEUTRAL)
 
 
 def _regression(before: str, after: str, kind: str) -> bool:
     """Passed before and fails now, where failing counts: not on an invalid model (strictness)."""
-    return before == PASSING and _failing(after) and kind != "rejection" and after != "missing-rejection"
+    return before == PASS and _failing(after) and kind != "rejection" and after != "missing-rejection"
 
 
 def _standing_changes(old: dict, new: dict) -> tuple[list[dict], list[dict]]:
@@ -85,7 +86,7 @@ def compare(old: dict, new: dict) -> dict:
                 "regression": _regression(before, after, after_status[key]["kind"])}
         if _failing(after) and not _failing(before):
             failing.append(item)
-        elif after == PASSING and _failing(before):
+        elif after == PASS and _failing(before):
             passing.append(item)
     old_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in old["census"]}
     new_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in new["census"]}

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 import spec
 
 from .causes import clause_number, own_causes
+from .outcomes import FAULTS
 from .records import CaseResult, CensusRecord, RawRun
 
 CONFORMANT, NON_CONFORMANT, NOT_JUDGED = "conformant", "non-conformant", "not-judged"
 JUDGED_KINDS = ("semantic", "rejection")
 # Outcomes that mean the implementation went down on the input, whatever its kind.
-FAULTS = ("crash", "timeout")
 # --claim: the types the headline covers.
 CLAIMS = ("implemented", "all")
 # Strictness levels.

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from engine import isolation
-from engine.isolation import UNASKED, Reply, Runner, benchmark
+from engine.isolation import Reply, Runner, benchmark
 from engine.loader import UsageError
 from engine.options import validate
 from engine.session import FAULTS_PER_TEST
+from results.outcomes import UNASKED
 from tests.suite_runs import suite_session
 
 IMPLS = Path(__file__).parent / "impls"

@@ -29,8 +29,7 @@ import hypothesis.errors
 
 import spec
 from engine.loader import UsageError
-from results import CONFORMANT, NON_CONFORMANT
-from results.verdict import Standing, is_judged, judged, standing
+from results.verdict import CONFORMANT, NON_CONFORMANT, Standing, is_judged, judged, standing
 
 from .registry import ENTRIES, FAULT_CLASSES, Entry, entry
 
