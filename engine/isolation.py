@@ -54,7 +54,7 @@ import numpy as np
 from engine import sandbox, worker
 from engine.forms import INITIALIZER, STATIC, SYMBOLIC
 from engine.loader import UsageError, check, describe, portable, resolve
-from results.outcomes import FAULTS, UNASKED
+from results.outcomes import CRASH, FAULTS, OK, TIMEOUT, UNASKED, UNSUPPORTED
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -537,15 +537,15 @@ class Runner:
         answered = [replies[index] for index in unit]
         if len(unit) > 1 and any(reply.split for reply in answered):
             self._adapt(calls, unit, True)
-        elif len(unit) > 1 or answered[0].status == "ok":  # a pack answered (or refused) as a whole
+        elif len(unit) > 1 or answered[0].status == OK:  # a pack answered (or refused) as a whole
             self._adapt(calls, unit, False)
         key = _group(calls[unit[0]])
         if key is None or key in self._computed:
             return
-        if any(reply.status == "ok" for reply in answered):
+        if any(reply.status == OK for reply in answered):
             self._computed.add(key)
             self._refused.discard(key)
-        elif len(unit) == 1 and answered[0].status == "unsupported":
+        elif len(unit) == 1 and answered[0].status == UNSUPPORTED:
             self._refused.add(key)
 
     def refused(self, calls: Sequence[CallArgs], unit: Sequence[int]) -> bool | None:
@@ -597,7 +597,7 @@ class Runner:
             if problem is not None:
                 self._worker = None
                 unit = units.popleft()
-                replies[unit[0]] = Reply("crash", None, f"{problem} while loading the implementation",
+                replies[unit[0]] = Reply(CRASH, None, f"{problem} while loading the implementation",
                                          time.perf_counter() - start)
                 if unit[1:]:
                     units.appendleft(unit[1:])
@@ -663,7 +663,7 @@ class Runner:
             held = _resident(current.pid)
             current.kill()
             self._worker = None
-            error = f"no answer within {timeout:g} s" if waited == "timeout" else \
+            error = f"no answer within {timeout:g} s" if waited == TIMEOUT else \
                 f"{worker.out_of_memory(held, self.memory_limit)} during the call"
             return Reply(waited, None, f"{error}; the worker process was killed", time.perf_counter() - start,
                          nodes=nodes)
@@ -676,17 +676,17 @@ class Runner:
                 # Past the worker's own bound (worker.ANSWER_CAP): the implementation wrote to
                 # the pipe itself. Nothing of it is read.
                 current.kill()
-                return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
+                return Reply(CRASH, None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
                                             f"reply may take; the worker process was killed", elapsed, nodes=nodes)
-            return Reply("crash", None, _death(current.stop()), elapsed, nodes=nodes)
+            return Reply(CRASH, None, _death(current.stop()), elapsed, nodes=nodes)
         try:
             outcome = Reply(*worker.decode(reply))
         except worker.Malformed as exc:  # the implementation wrote to the pipe itself
             current.kill()
             self._worker = None
-            return Reply("crash", None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
+            return Reply(CRASH, None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
                          time.perf_counter() - start, nodes=nodes)
-        if outcome.status == "crash":  # out of memory or sys.exit: the worker has ended itself
+        if outcome.status == CRASH:  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None
         return outcome
@@ -697,9 +697,9 @@ class Runner:
         _WATCH_SECONDS)."""
         while True:
             if waited >= timeout:
-                return "timeout"
+                return TIMEOUT
             if self.memory_limit is not None and _resident(current.pid) > self.memory_limit:
-                return "crash"
+                return CRASH
             step = min(timeout - waited, _WATCH_SECONDS)
             if current.conn.poll(step):
                 return "answered"

@@ -26,7 +26,7 @@ import spec
 from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord
-from results.outcomes import FAULTS, UNASKED
+from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
@@ -134,9 +134,9 @@ class Session:
             self.compiles += reply.compiles
             self.loaded += reply.loaded
             self.model_seconds += reply.model_seconds
-            if reply.status == "timeout":
+            if reply.status == TIMEOUT:
                 self.timeouts += 1
-            elif reply.status == "ok":
+            elif reply.status == OK:
                 self.slowest_ok = max(self.slowest_ok, reply.seconds)
         return replies
 
@@ -313,7 +313,7 @@ class Session:
 
         if reply.nodes > 1:
             judgement = self._packed(case, suite, reply)
-            if reply.status == "unsupported":
+            if reply.status == UNSUPPORTED:
                 pass  # a pack refused as a whole, of a type refused alone too (engine.worker.answers)
             elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
                 # (A packed failure whose every clause and problem this test has confirmed alone
@@ -334,7 +334,7 @@ class Session:
     def _packed(self, case: Case, suite: str, reply: Reply) -> Judgement:
         """The judgement of an answer from a packed model, without the re-asks that sharpen a
         failure's blame: they would be one-node models, and a failure is asked alone anyway."""
-        refused = Reply("raised", None, "not asked: the answer came from a packed model", 0.0)
+        refused = Reply(RAISED, None, "not asked: the answer came from a packed model", 0.0)
         return judge(spec.load(case.version), case, reply, suite,
                      lambda data, attributes: reply if attributes == case.attributes else refused,
                      lambda: self._again(case))

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from engine.adapter_contract import COMPILE_CACHE_ENV, NotPackable
-from results.outcomes import REPLY_STATUSES
+from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, UNSUPPORTED
 
 try:
     import resource
@@ -160,21 +160,21 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
         seconds = time.perf_counter() - start
         value, error = _as_array(result)
     except NotImplementedError as exc:
-        return _without_answer("unsupported", _describe(exc), time.perf_counter() - start)
+        return _without_answer(UNSUPPORTED, _describe(exc), time.perf_counter() - start)
     except MemoryError as exc:  # not a rejection of the input: the implementation could not do its work
-        return _without_answer("crash", f"out of memory: {_describe(exc)}", time.perf_counter() - start)
+        return _without_answer(CRASH, f"out of memory: {_describe(exc)}", time.perf_counter() - start)
     except SystemExit as exc:
         # sys.exit() inside the implementation ends a worker; report it the same way in-process.
-        return _without_answer("crash", _cut(f"the implementation called sys.exit({exc.code!r})"),
+        return _without_answer(CRASH, _cut(f"the implementation called sys.exit({exc.code!r})"),
                                time.perf_counter() - start)
     except Exception as exc:
-        return _without_answer("raised", _describe(exc), time.perf_counter() - start)
+        return _without_answer(RAISED, _describe(exc), time.perf_counter() - start)
     if error is not None:
-        return _without_answer("raised", error, seconds)
+        return _without_answer(RAISED, error, seconds)
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
-        return _without_answer("oversize", too_large, seconds)
-    return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
+        return _without_answer(OVERSIZE, too_large, seconds)
+    return OK, value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
 class Models(NamedTuple):
@@ -204,11 +204,11 @@ def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seco
     """One node's answer of a packed model, classified as ``call`` classifies a whole call's."""
     value, error = _as_array(answer.value)
     if error is not None:
-        return _without_answer("raised", error, seconds)
+        return _without_answer(RAISED, error, seconds)
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
-        return _without_answer("oversize", too_large, seconds)
-    return "ok", value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
+        return _without_answer(OVERSIZE, too_large, seconds)
+    return OK, value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
 
 
 class Answered(NamedTuple):
@@ -242,7 +242,7 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
             share = (time.perf_counter() - start) / len(datas)
             why = f"{_describe(exc)} (a packed model of {len(datas)} nodes, of a type refused alone too)"
             for _ in datas:
-                yield Answered(_without_answer("unsupported", why, share), len(datas))
+                yield Answered(_without_answer(UNSUPPORTED, why, share), len(datas))
             return
         yield from _one_by_one(fn, datas, version, attributes, form)
         return
@@ -436,9 +436,9 @@ class Refusals:
         return known if known is not None else self._refused.get(group, False)
 
     def saw(self, group: tuple, status: str, calls: int) -> None:
-        if status == "ok":
+        if status == OK:
             self._refused[group] = False
-        elif calls == 1 and status == "unsupported":
+        elif calls == 1 and status == UNSUPPORTED:
             self._refused.setdefault(group, True)
 
 
@@ -516,14 +516,14 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                 reply = answered.reply
                 refusals.saw(group, reply[0], len(datas))
                 now = time.monotonic()
-                if memory_limit is not None and reply[0] != "crash" and (
+                if memory_limit is not None and reply[0] != CRASH and (
                         reply[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
                     checked, peak = now, _peak_resident()
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
-                        reply = _without_answer("crash", out_of_memory(peak, memory_limit), reply[3])
+                        reply = _without_answer(CRASH, out_of_memory(peak, memory_limit), reply[3])
                 now_spent = models_of(fn)
                 conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent))
                 spent = now_spent
-                if reply[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
+                if reply[0] == CRASH:  # the parent starts a fresh worker: this one may hold what leaked
                     return

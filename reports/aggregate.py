@@ -23,7 +23,7 @@ from typing import Any
 import spec
 from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
 from results.causes import signature, special_values
-from results.outcomes import FAULTS, SEVERITY
+from results.outcomes import ERROR, FAIL, FAULTS, MISSING_REJECTION, PASS, SEVERITY
 from results.verdict import Standing, clause_number, standings
 from spec.diff import diff
 
@@ -45,7 +45,7 @@ def counts(outcomes: Iterable[str]) -> dict[str, int]:
     """Cases per outcome, every known outcome present (zero-filled); unknown outcomes count as error."""
     tally = dict.fromkeys(ALL_OUTCOMES, 0)
     for outcome in outcomes:
-        tally[outcome if outcome in tally else "error"] += 1
+        tally[outcome if outcome in tally else ERROR] += 1
     return tally
 
 
@@ -158,7 +158,7 @@ def _census_cause(entry: dict, failures: list[dict]) -> str | None:
         held = _specials(example["input"]) - {"nan"}
         for f in failures:
             if (f["version"], f["type"], f["role"], f["outcome"]) == (entry["version"], example["type"], "headline",
-                                                                      "fail") and f["counterexample"] \
+                                                                      FAIL) and f["counterexample"] \
                     and held & _specials(f["counterexample"]["input"]):
                 return f["clause"]
     return None
@@ -175,7 +175,7 @@ def _strictness(standing: Standing, failures: list[dict]) -> dict:
     failure that shows it computed (or to the clause row when none did)."""
     clauses_ = []
     for e in standing.strictness.clauses:
-        anchor = _first_anchor(failures, version=standing.version, clause=e.clause, outcome="missing-rejection")
+        anchor = _first_anchor(failures, version=standing.version, clause=e.clause, outcome=MISSING_REJECTION)
         clauses_.append({"clause": e.clause, "title": e.title, "refused": e.refused, "computed": e.computed,
                          "faults": e.faults, "computed_types": list(e.computed_types), "every_type": e.every_type,
                          "anchor": anchor or clause_anchor(standing.version, e.clause)})
@@ -320,7 +320,7 @@ def _every_type(raw: RawRun) -> set[tuple[int, str | None, str]]:
             continue
         for clause_id, outcome in clauses.outcomes_per_clause(result):
             tried[result.version, clause_id].add(result.type_name)
-            if outcome != "pass":
+            if outcome != PASS:
                 failed[result.version, clause_id, outcome].add(result.type_name)
     return {key for key, types in failed.items() if len(types) > 1 and types == tried[key[0], key[1]]}
 
@@ -334,7 +334,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
     roles = _roles(standings)
     every_type = _every_type(raw)
     for result in raw.results:
-        if result.outcome in ("pass", CENSUS):
+        if result.outcome in (PASS, CENSUS):
             continue
         ce = result.counterexample
         problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
@@ -461,7 +461,7 @@ def _forms(raw: RawRun, versions: list[int]) -> list[dict]:
             entries.append({
                 "form": form, "version": version, "cases": len(judged_here), "counts": tally,
                 "outcome": worst(tally),
-                "failing_clauses": sorted({r.clause for r in judged_here if r.outcome != "pass" and r.clause},
+                "failing_clauses": sorted({r.clause for r in judged_here if r.outcome != PASS and r.clause},
                                           key=clause_number),
             })
     return entries

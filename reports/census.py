@@ -24,7 +24,7 @@ import math
 from collections import Counter, defaultdict
 
 from results import CaseResult, CensusRecord, RawRun
-from results.outcomes import CENSUS_STATUSES, POLICY_STATUSES, RAISED
+from results.outcomes import CENSUS_STATUSES, CRASH, POLICY_STATUSES, RAISED, TIMEOUT
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
 from results.verdict import scope
 
@@ -130,7 +130,7 @@ def entries(run: RawRun, tensor, find_clause) -> list[dict]:
         flagged.update({"exceptions": n} if (n := sum(t["exceptions"] for t in types)) else {})
         incoherent = any(t["answers"] and not t["policy"] for t in types)
         warnings = [*flagged] + [w for w, on in (("incoherent", incoherent),
-                                                 ("crashes", statuses["crash"] + statuses["timeout"] > 0)) if on]
+                                                 ("crashes", statuses[CRASH] + statuses[TIMEOUT] > 0)) if on]
         clause = find_clause(version, topic)
         fits = Counter(f for r in counted if _bears_policy(r) for f in set(r.fits))
         own_rule = {type_name for type_name, reading in per_type.items()

@@ -8,7 +8,7 @@ they are not conformance (results.verdict)."""
 
 from __future__ import annotations
 
-from results.outcomes import CENSUS, PASS
+from results.outcomes import CENSUS, MISSING_REJECTION, PASS
 
 from .aggregate import NOT_RUN
 
@@ -21,7 +21,7 @@ def _failing(outcome: str) -> bool:
 
 def _regression(before: str, after: str, kind: str) -> bool:
     """Passed before and fails now, where failing counts: not on an invalid model (strictness)."""
-    return before == PASS and _failing(after) and kind != "rejection" and after != "missing-rejection"
+    return before == PASS and _failing(after) and kind != "rejection" and after != MISSING_REJECTION
 
 
 def _standing_changes(old: dict, new: dict) -> tuple[list[dict], list[dict]]:
