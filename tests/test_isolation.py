@@ -11,8 +11,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from benchmarks.bench_isolation import benchmark
 from engine import isolation
-from engine.isolation import Reply, Runner, benchmark
+from engine.isolation import Reply, Runner
 from engine.loader import UsageError
 from engine.options import validate
 from engine.session import FAULTS_PER_TEST
