@@ -17,11 +17,11 @@ from pathlib import Path
 
 import nox
 
-# The --impl grammar is read from the suite itself (engine.plugins imports only the standard
+# The --impl grammar is read from the suite itself (engine.loader imports only the standard
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.installs import lowest, pip_failure
-from engine.plugins import DEFAULT_IMPL, UsageError, check, runtime_commands, runtime_distributions
+from engine.loader import DEFAULT_IMPL, UsageError, check, runtime_commands, runtime_distributions
 from engine.runtimes import BUILT_IN, find, split_release
 from engine.runtimes.entry import release_key
 from engine.sandbox import undumpable

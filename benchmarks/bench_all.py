@@ -8,7 +8,7 @@ Run from the checkout: ``python benchmarks/bench_all.py [--repeat N] [--skip-run
    ``hypothesis.extra.numpy.arrays`` property tests (bench_generation's baselines: the same
    shapes as ours, and small shapes), as medians and ratios;
 2. what process isolation adds per judged case (the same tasks in both modes), and per single
-   call (engine.isolation.benchmark);
+   call (bench_isolation);
 3. (unless --skip-runs) the certify profile against onnxruntime, all versions, through the front
    door: suite time (the run's own duration) and wall time; and a standard run in one process
    (``-n 0``) and on every core (the default), its wall times, their ratio, and whether the
@@ -41,12 +41,12 @@ sys.path.insert(0, str(ROOT))
 
 import bench_breakdown  # noqa: E402  (a sibling script: benchmarks/ is this script's sys.path[0])
 import bench_generation  # noqa: E402
+import bench_isolation  # noqa: E402
 import bench_oracle  # noqa: E402
 import bench_runtimes  # noqa: E402
 import hypothesis.errors  # noqa: E402
 
 import spec  # noqa: E402
-from engine import isolation  # noqa: E402
 from engine.options import validate  # noqa: E402
 from engine.plan import Task  # noqa: E402
 from engine.run import run_task  # noqa: E402
@@ -151,7 +151,7 @@ def main() -> int:
               f"{med[key] / med['small']:5.1f}x arrays() small shapes{goal}")
     print(f"  {'arrays(), same shapes':28s} {med['same']:7.0f}/s")
     print(f"  {'arrays(), small shapes':28s} {med['small']:7.0f}/s")
-    figures = isolation.benchmark()
+    figures = bench_isolation.benchmark()
     print(f"process isolation: {med['overhead'] * 1e6:.0f} us per judged case (batched round trips) "
           f"{against('isolation', med['overhead'] * 1e6)}; "
           f"{figures['overhead_s'] * 1e6:.0f} us per single call ({figures['process_s'] * 1e6:.0f} vs "

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from results.outcomes import OK, OVERSIZE, RAISED, RETURNED
 from spec import Clause, VersionSpec
 from spec.oracle import argmin, order_keys
 
-RAISED, RETURNED = "raised", "returned"
 # NaN at index 0 of a slice is its answer; anywhere else NaN is skipped (a loop that starts from
 # the first element and moves on only to a smaller one: onnxruntime's rule).
 NAN_FIRST_ONLY = "nan-first-only"
@@ -88,12 +88,12 @@ def policies(vspec: VersionSpec, topic: Clause, data: np.ndarray, attributes: Ma
     "raised"; "unsupported", a crash or a timeout is no policy at all; an oversize answer
     (returned, far larger than any reading of the input) is "returned" and fits no NaN policy."""
     nan_topic = bool(topic.when) and "contains_nan" in topic.when
-    if status == "oversize":
+    if status == OVERSIZE:
         return [] if nan_topic else [RETURNED]
-    if status == "raised":
+    if status == RAISED:
         return [RAISED] + ([RAISES_ON_EMPTY_AXIS] if _empty_input_topic(topic) and _empty_axis(vspec, data, attributes)
                            else [])
-    if status != "ok":
+    if status != OK:
         return []
     attrs = vspec.effective(attributes)
     if nan_topic:
@@ -161,9 +161,9 @@ def flags(vspec: VersionSpec, data: np.ndarray, attributes: Mapping[str, int], s
     of the input gives (an oversize answer included), or an index outside [0, n-1] of the axis
     it may reduce (n = 0 on an empty reduced axis, where no index is possible). Answers without
     integers are left to the output-type clause."""
-    if status == "oversize":
+    if status == OVERSIZE:
         return [WRONG_SHAPE]
-    value = _indices(value) if status == "ok" else None
+    value = _indices(value) if status == OK else None
     if value is None:
         return []
     found = [] if value.shape in output_shapes(vspec, data, attributes) else [WRONG_SHAPE]

@@ -34,7 +34,6 @@ import select
 import shutil
 import signal
 import socket
-import statistics
 import struct
 import subprocess
 import sys
@@ -47,13 +46,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import numpy as np
 
 from engine import sandbox, worker
 from engine.forms import INITIALIZER, STATIC, SYMBOLIC
-from engine.plugins import UsageError, check, describe, portable, resolve
+from engine.loader import UsageError, check, describe, portable, resolve
+from results.outcomes import CRASH, FAULTS, OK, TIMEOUT, UNASKED, UNSUPPORTED
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -74,7 +73,7 @@ def _resident(pid: int) -> int:
         return 0
 
 
-Call = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
+CallArgs = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
 # A packed model holds at most this many input elements and nodes: large enough that compiling
 # it costs a fraction of a millisecond per node (a batch of the largest cases a profile draws
 # fits in a few packs), small enough that a failing pack is bisected in a few steps
@@ -83,10 +82,6 @@ PACK_ELEMENTS = 1 << 20
 PACK_NODES = 64
 MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model of rank 8 has 153)
 PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
-
-
-FAULTS = worker.FAULTS
-UNASKED = "unasked"  # a call that Runner.call_many did not make: its batch's fault budget was spent
 
 
 @dataclass
@@ -167,7 +162,7 @@ class _Arena:
         with contextlib.suppress(BufferError, ValueError):
             self.memory.close()
 
-    def pack(self, calls: Sequence[Call], units: Sequence[Sequence[int]],
+    def pack(self, calls: Sequence[CallArgs], units: Sequence[Sequence[int]],
              refused: Sequence[bool | None]) -> list[tuple]:
         """The packs of calls as sent (``units``: the indices of each pack's calls), each as
         ``([data, ...], version, [attributes, ...], form, refused)``: large inputs copied into the
@@ -248,7 +243,7 @@ class _Worker:
         self.pid = self.process.pid  # the worker's own, once it said hello (in a sandbox: not bwrap's)
         self.conn = Connection(parent.detach())
         self.ready = False
-        self.description: dict | None = None  # what the worker loaded (plugins.describe)
+        self.description: dict | None = None  # what the worker loaded (loader.describe)
 
     def _spawn(self, launch: _Launch, conn: int, told: int | None) -> subprocess.Popen:
         settings = {"impl": launch.impl, "path": launch.path, "cwd": launch.cwd, "memory_limit": launch.memory_limit,
@@ -380,7 +375,7 @@ def _close_all() -> None:
         runner.close()
 
 
-def _group(call: Call) -> tuple | None:
+def _group(call: CallArgs) -> tuple | None:
     """The pack group of a call: version, element type, form and whether its input is empty;
     None where it is not in a packed form."""
     data, version, _, form = call
@@ -440,7 +435,7 @@ class Runner:
                        None if log is None else str(Path(log).resolve()), self.sandbox, folders, cache)
 
     def load(self) -> dict:
-        """Wait until the implementation has loaded and return what it is (``plugins.describe``);
+        """Wait until the implementation has loaded and return what it is (``loader.describe``);
         raise UsageError with the worker's one-line message when it does not load."""
         if self.description is not None:
             return self.description
@@ -468,7 +463,7 @@ class Runner:
         """One call; ``form``: the model form for model-based implementations (engine.forms)."""
         return self.call_many([(data, version, attributes, form)])[0]
 
-    def call_many(self, calls: Sequence[Call], pack: bool = False,
+    def call_many(self, calls: Sequence[CallArgs], pack: bool = False,
                   units: Sequence[Sequence[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
@@ -491,7 +486,7 @@ class Runner:
         return [replies.get(index) or Reply(UNASKED, None, "not asked: its batch had crashed or hung as often as "
                                                            "its test may", 0.0) for index in range(len(calls))]
 
-    def packs(self, calls: Sequence[Call]) -> list[list[int]]:
+    def packs(self, calls: Sequence[CallArgs]) -> list[list[int]]:
         """The calls' indices cut into packs. Calls in a packed form make groups by version,
         element type and form (``_group``). The first call of a group is asked alone, a one-node
         model (a witness: bugs that show only there keep being sampled), the rest in packs of at
@@ -521,7 +516,7 @@ class Runner:
                 open_packs[key] = (current[0], current[1] + size)
         return units
 
-    def _adapt(self, calls: Sequence[Call], unit: Sequence[int], failed: bool) -> None:
+    def _adapt(self, calls: Sequence[CallArgs], unit: Sequence[int], failed: bool) -> None:
         """A group's node cap halves when one of its packs failed as a whole (it was bisected)
         and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
         runtime refuses soon costs no more compiles than without packing."""
@@ -532,7 +527,7 @@ class Runner:
     def _cap(self, key: tuple) -> int:
         return self._caps.get(key, 1 if key[-1] else PACK_NODES)
 
-    def _adapted(self, calls: Sequence[Call], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+    def _adapted(self, calls: Sequence[CallArgs], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
         """``_adapt`` after ``unit`` was answered: failed where the pack was split to answer it,
         grown where the pack (or a single call) answered. And whether the unit's group is
         refused: a call asked alone answered "unsupported", and no call of the group was answered (an
@@ -540,18 +535,18 @@ class Runner:
         answered = [replies[index] for index in unit]
         if len(unit) > 1 and any(reply.split for reply in answered):
             self._adapt(calls, unit, True)
-        elif len(unit) > 1 or answered[0].status == "ok":  # a pack answered (or refused) as a whole
+        elif len(unit) > 1 or answered[0].status == OK:  # a pack answered (or refused) as a whole
             self._adapt(calls, unit, False)
         key = _group(calls[unit[0]])
         if key is None or key in self._computed:
             return
-        if any(reply.status == "ok" for reply in answered):
+        if any(reply.status == OK for reply in answered):
             self._computed.add(key)
             self._refused.discard(key)
-        elif len(unit) == 1 and answered[0].status == "unsupported":
+        elif len(unit) == 1 and answered[0].status == UNSUPPORTED:
             self._refused.add(key)
 
-    def refused(self, calls: Sequence[Call], unit: Sequence[int]) -> bool | None:
+    def refused(self, calls: Sequence[CallArgs], unit: Sequence[int]) -> bool | None:
         """Whether ``unit`` belongs to a group refused as unsupported so far (see ``_adapted``):
         a pack of it that the runtime refuses as unsupported is then refused as a whole, each of
         its calls answered "unsupported", instead of being asked call by call (a model each).
@@ -560,7 +555,7 @@ class Runner:
         key = _group(calls[unit[0]])
         return True if key in self._refused else False if key in self._computed else None
 
-    def _in_process(self, calls: Sequence[Call], unit: list[int], replies: dict[int, Reply]) -> None:
+    def _in_process(self, calls: Sequence[CallArgs], unit: list[int], replies: dict[int, Reply]) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
         # change the caller's array in one mode and not in the other.
         # The answer reaches the judge as the same data as from a worker (a copy, objects as
@@ -571,12 +566,12 @@ class Runner:
                                   self.refused(calls, unit))
         for index, answered in zip(unit, outcomes, strict=True):
             spent = worker.models_of(self._fn)
-            replies[index] = Reply(*worker.detached(answered.outcome, answered.nodes, answered.split,
+            replies[index] = Reply(*worker.detached(answered.reply, answered.nodes, answered.split,
                                                     spent - self._spent))
             self._spent = spent
         self._adapted(calls, unit, replies)
 
-    def _call_worker(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+    def _call_worker(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:
             self._exchange(calls, units, replies)
         except BaseException:
@@ -587,7 +582,7 @@ class Runner:
                 self._worker = None
             raise
 
-    def _exchange(self, calls: Sequence[Call], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+    def _exchange(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         """Replies to the packs in ``units``, taken off it as they are answered: all of them, or up
         to the pack that crashed or hung; that one is then cut down for the next worker."""
         if self._worker is None:
@@ -600,7 +595,7 @@ class Runner:
             if problem is not None:
                 self._worker = None
                 unit = units.popleft()
-                replies[unit[0]] = Reply("crash", None, f"{problem} while loading the implementation",
+                replies[unit[0]] = Reply(CRASH, None, f"{problem} while loading the implementation",
                                          time.perf_counter() - start)
                 if unit[1:]:
                     units.appendleft(unit[1:])
@@ -666,7 +661,7 @@ class Runner:
             held = _resident(current.pid)
             current.kill()
             self._worker = None
-            error = f"no answer within {timeout:g} s" if waited == "timeout" else \
+            error = f"no answer within {timeout:g} s" if waited == TIMEOUT else \
                 f"{worker.out_of_memory(held, self.memory_limit)} during the call"
             return Reply(waited, None, f"{error}; the worker process was killed", time.perf_counter() - start,
                          nodes=nodes)
@@ -679,17 +674,17 @@ class Runner:
                 # Past the worker's own bound (worker.ANSWER_CAP): the implementation wrote to
                 # the pipe itself. Nothing of it is read.
                 current.kill()
-                return Reply("crash", None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
+                return Reply(CRASH, None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
                                             f"reply may take; the worker process was killed", elapsed, nodes=nodes)
-            return Reply("crash", None, _death(current.stop()), elapsed, nodes=nodes)
+            return Reply(CRASH, None, _death(current.stop()), elapsed, nodes=nodes)
         try:
             outcome = Reply(*worker.decode(reply))
         except worker.Malformed as exc:  # the implementation wrote to the pipe itself
             current.kill()
             self._worker = None
-            return Reply("crash", None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
+            return Reply(CRASH, None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
                          time.perf_counter() - start, nodes=nodes)
-        if outcome.status == "crash":  # out of memory or sys.exit: the worker has ended itself
+        if outcome.status == CRASH:  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None
         return outcome
@@ -700,9 +695,9 @@ class Runner:
         _WATCH_SECONDS)."""
         while True:
             if waited >= timeout:
-                return "timeout"
+                return TIMEOUT
             if self.memory_limit is not None and _resident(current.pid) > self.memory_limit:
-                return "crash"
+                return CRASH
             step = min(timeout - waited, _WATCH_SECONDS)
             if current.conn.poll(step):
                 return "answered"
@@ -722,45 +717,3 @@ class Runner:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
-
-
-def trivial_argmin(data: np.ndarray, *, opset: int, axis: int = 0, keepdims: int = 1, **_: Any) -> np.ndarray:
-    """The benchmark's implementation: as cheap as a correct-looking answer gets."""
-    return np.argmin(data, axis=axis, keepdims=bool(keepdims))
-
-
-def benchmark(calls: int = 2000, shape: tuple[int, ...] = (4, 8), starts: int = 7) -> dict[str, float]:
-    """Median seconds per call of a trivial numpy implementation in each isolation mode, the
-    per-call overhead of process isolation, and the median time a worker takes to start and
-    load it (``start_s``: what a crash costs before the next call). Prints nothing: callers
-    format the figures."""
-    data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-    impl = "engine.isolation:trivial_argmin"
-    medians = {}
-    for mode in ISOLATION_MODES:
-        with Runner(impl, isolation=mode) as runner:
-            runner.call(data, 13, {})  # warm-up: worker start and first imports
-            times = []
-            for _ in range(calls):
-                start = time.perf_counter()
-                runner.call(data, 13, {"axis": 1})
-                times.append(time.perf_counter() - start)
-        medians[mode] = statistics.median(times)
-    return {"process_s": medians["process"], "none_s": medians["none"],
-            "overhead_s": medians["process"] - medians["none"], "ratio": medians["process"] / medians["none"],
-            "start_s": statistics.median(_start_up(impl) for _ in range(starts))}
-
-
-def _start_up(impl: str) -> float:
-    """Seconds from a Runner's creation until its worker has loaded ``impl``."""
-    start = time.perf_counter()
-    with Runner(impl) as runner:
-        runner.load()
-        return time.perf_counter() - start
-
-
-if __name__ == "__main__":
-    figures = benchmark()
-    print(f"median per call: process {figures['process_s'] * 1e6:.1f} us, in-process {figures['none_s'] * 1e6:.1f} us; "
-          f"overhead {figures['overhead_s'] * 1e6:.1f} us ({figures['ratio']:.1f}x); worker start-up "
-          f"{figures['start_s'] * 1e3:.0f} ms")

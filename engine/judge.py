@@ -12,6 +12,21 @@ import numpy as np
 from generators import Case
 from results import CaseResult, CensusRecord, Counterexample, Example, Tensor
 from results.digest import answer_digest, input_digest
+from results.outcomes import (
+    CENSUS,
+    CRASH,
+    ERROR,
+    FAIL,
+    FAULTS,
+    MISSING_REJECTION,
+    OK,
+    OVERSIZE,
+    PASS,
+    RAISED,
+    RETURNED,
+    TIMEOUT,
+    UNSUPPORTED,
+)
 from results.records import SAME_PROCESS
 from results.tensors import to_tensor
 from spec import VersionSpec, load
@@ -21,12 +36,12 @@ from . import census
 from .isolation import Reply
 
 # The failure a reply status stands for on a valid input, and on one that must be rejected.
-_ON_VALID = {"unsupported": "unsupported", "raised": "error", "crash": "crash", "timeout": "timeout"}
-_ON_INVALID = {"ok": "missing-rejection", "oversize": "missing-rejection", "raised": "pass", "unsupported": "pass",
-               "crash": "crash", "timeout": "timeout"}
+_ON_VALID = {UNSUPPORTED: UNSUPPORTED, RAISED: ERROR, CRASH: CRASH, TIMEOUT: TIMEOUT}
+_ON_INVALID = {OK: MISSING_REJECTION, OVERSIZE: MISSING_REJECTION, RAISED: PASS, UNSUPPORTED: PASS,
+               CRASH: CRASH, TIMEOUT: TIMEOUT}
 # A census observation's status, from the reply's (an oversize answer was returned, just not kept).
-_CENSUS_STATUS = {"ok": "returned", "oversize": "returned", "raised": "raised", "unsupported": "unsupported",
-                  "crash": "crash", "timeout": "timeout"}
+_CENSUS_STATUS = {OK: RETURNED, OVERSIZE: RETURNED, RAISED: RAISED, UNSUPPORTED: UNSUPPORTED,
+                  CRASH: CRASH, TIMEOUT: TIMEOUT}
 
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 # The census's second ask of a case: the reply, and where it was asked (results.records
@@ -76,7 +91,7 @@ class Judgement:
 
 def answer(reply: Reply) -> object:
     """What came back, as recorded: the returned tensor, or the status and error."""
-    if reply.status == "ok" and reply.value is not None:
+    if reply.status == OK and reply.value is not None:
         return to_tensor(reply.value)
     return f"{reply.status}: {reply.error}"
 
@@ -88,9 +103,9 @@ def _exercised(vspec: VersionSpec, case: Case, expectation: Expectation, reply: 
     checks = ["accepts"]
     if case.data.size == 0 and vspec.has_check("zero-size"):
         checks.append("zero-size")
-    if reply.status == "oversize":
+    if reply.status == OVERSIZE:
         checks.append("output-shape")
-    if reply.status == "ok":
+    if reply.status == OK:
         checks.append("output-dtype")
         value, _ = read(reply.value, reply.by_value)
         if value.dtype.kind in "iu":
@@ -142,7 +157,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
         variants.append(("axis", {**case.attributes, "axis": fixed}, f"the same input passes with axis={fixed}"))
     for check, attributes, why in variants:
         answer = call(case.data, attributes)
-        if answer.status != "ok" or verify(vspec, expect(vspec, case.data, attributes), case.data, answer.value,
+        if answer.status != OK or verify(vspec, expect(vspec, case.data, attributes), case.data, answer.value,
                                            by_value=answer.by_value) is not None:
             continue
         repeated = call(case.data, attributes)
@@ -163,7 +178,7 @@ def _nondeterministic(first: Violation, asked: str, answer: Reply, again: Reply)
 
 def _shown(reply: Reply, limit: int = 12) -> str:
     """An answer in a few words: dtype, shape and the first values, or the status and error."""
-    if reply.status != "ok":
+    if reply.status != OK:
         return f"{reply.status}: {reply.error}"
     value = np.asarray(reply.value)
     flat = value.reshape(-1)
@@ -173,11 +188,11 @@ def _shown(reply: Reply, limit: int = 12) -> str:
 
 def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
                        call: Call) -> list[Failure]:
-    if reply.status == "oversize":  # far larger than the output (engine.worker): wrong in shape, not kept
+    if reply.status == OVERSIZE:  # far larger than the output (engine.worker): wrong in shape, not kept
         return [Failure(vspec.clause_for_check("output-shape").id, "shape", reply.error)]
-    if reply.status != "ok":
+    if reply.status != OK:
         clause = vspec.clause_for_check("accepts").id
-        if case.data.size == 0 and vspec.has_check("zero-size") and reply.status != "unsupported":
+        if case.data.size == 0 and vspec.has_check("zero-size") and reply.status != UNSUPPORTED:
             # Failing only because it is empty; "unsupported" is about the type, whatever the shape.
             clause = vspec.clause_for_check("zero-size").id
         outcome = _ON_VALID[reply.status]
@@ -248,19 +263,19 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
     if expectation.kind == "undefined":
         again = again or (lambda: (call(case.data, case.attributes), SAME_PROCESS))
         records = _census_records(vspec, case, expectation, reply, again)
-        return Judgement(case, reply, _result(case, suite, "undefined", "observed", ids, [], reply, ids[0]), records,
+        return Judgement(case, reply, _result(case, suite, "undefined", CENSUS, ids, [], reply, ids[0]), records,
                          [])
     if expectation.kind == "rejection":
         outcome = _ON_INVALID[reply.status]
         message = f"{case.type_name} input of shape {list(case.data.shape)} with {dict(case.attributes)} " \
                   f"must be rejected under {', '.join(ids)}"
-        failures = [] if outcome == "pass" else [Failure(_deciding(expectation), outcome, message)]
+        failures = [] if outcome == PASS else [Failure(_deciding(expectation), outcome, message)]
         result = _result(case, suite, "rejection", outcome, ids, failures, reply, _deciding(expectation))
         return Judgement(case, reply, result, [], failures, "must raise (rejection)")
     failures = _semantic_failures(vspec, case, expectation, reply, call)
     exercised = _exercised(vspec, case, expectation, reply)
     exercised += [f.clause for f in failures if f.clause not in exercised]
-    outcome = "pass" if not failures else _ON_VALID.get(reply.status, "fail")
+    outcome = PASS if not failures else _ON_VALID.get(reply.status, FAIL)
     required = expectation.required if expectation.required is not None else expectation.first
     census_records = [] if failures else _tie_census(vspec, case, expectation, reply)
     return Judgement(case, reply, _result(case, suite, "semantic", outcome, exercised, failures, reply),
@@ -277,7 +292,7 @@ def _same(first: Reply, second: Reply) -> bool:
     answers, the same type, shape and bytes (an error's wording may differ)."""
     if first.status != second.status:
         return False
-    if first.status != "ok":
+    if first.status != OK:
         return True
     a, b = np.asarray(first.value), np.asarray(second.value)
     if a.dtype != b.dtype or a.shape != b.shape:
@@ -289,7 +304,7 @@ def _same(first: Reply, second: Reply) -> bool:
 def _indices(reply: Reply) -> np.ndarray | None:
     """The answer as native int64 where it holds int64 indices by the rule of ``spec.oracle.read``
     (so the census reads a list or a big-endian answer as it reads any other), else as it came."""
-    if reply.status != "ok":
+    if reply.status != OK:
         return reply.value
     array, problem = read(reply.value, reply.by_value)
     return array if problem is not None else array.astype(np.int64)
@@ -302,7 +317,7 @@ def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, re
     implementation whose answers to one input differ follows no policy, whatever the answers
     look like, and one that answers from uninitialised memory differs between processes."""
     deterministic, where = None, None
-    if reply.status not in ("crash", "timeout"):
+    if reply.status not in FAULTS:
         second, where = again()
         deterministic = _same(reply, second)
     indices = _indices(reply)
@@ -316,7 +331,7 @@ def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, re
 def _census(case: Case, topic: str, reply: Reply, fits: list[str], group: str | None = None,
             deterministic: bool | None = True, again: str | None = None, flags: tuple[str, ...] = ()) -> CensusRecord:
     small = case.data.size <= CENSUS_EXAMPLE_LIMIT
-    if reply.status != "ok":
+    if reply.status != OK:
         observed = f"{reply.status}: {reply.error}"
     else:
         observed = to_tensor(reply.value) if small and np.size(reply.value) <= CENSUS_EXAMPLE_LIMIT else None

@@ -17,7 +17,7 @@ from results.verdict import CLAIMS
 
 from . import forms, runtimes, shards
 from .isolation import ISOLATION_MODES, Runner
-from .plugins import UsageError, check, model_based, portable
+from .loader import UsageError, check, model_based, portable
 from .sandbox import MODES
 from .worker import DEFAULT_MEMORY_LIMIT, format_size
 

@@ -43,7 +43,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.plugins import UsageError
+from engine.loader import UsageError
 
 MODES = ("auto", "require", "off")
 # What a sandboxed worker cannot do, as the report names it (message keys "sandbox-denies-*").

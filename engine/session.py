@@ -26,15 +26,16 @@ import spec
 from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord
+from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 
 from .forms import STATIC, SYMBOLIC
-from .isolation import FAULTS, UNASKED, Call, Reply, Runner
+from .isolation import CallArgs, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
+from .loader import UsageError
 from .minimize import minimize
 from .options import Settings, implementation
-from .plugins import UsageError
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost
@@ -119,7 +120,7 @@ class Session:
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int]) -> Reply:
         return self.call_many([(data, version, attributes, self.form)])[0]
 
-    def call_many(self, calls: list[Call], runner: Runner | None = None, pack: bool = False,
+    def call_many(self, calls: list[CallArgs], runner: Runner | None = None, pack: bool = False,
                   units: list[list[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """``pack``: the calls may go through packed models (where --packing is on), cut into
         ``units`` where given; ``faults``: crashes and hangs after which the rest is not asked
@@ -133,9 +134,9 @@ class Session:
             self.compiles += reply.compiles
             self.loaded += reply.loaded
             self.model_seconds += reply.model_seconds
-            if reply.status == "timeout":
+            if reply.status == TIMEOUT:
                 self.timeouts += 1
-            elif reply.status == "ok":
+            elif reply.status == OK:
                 self.slowest_ok = max(self.slowest_ok, reply.seconds)
         return replies
 
@@ -204,7 +205,7 @@ class Session:
             replies = self.call_many(self._calls(census), self._second(), pack)
             state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
 
-    def _calls(self, cases: Sequence[Case]) -> list[Call]:
+    def _calls(self, cases: Sequence[Case]) -> list[CallArgs]:
         return [(c.data, c.version, c.attributes, self.form) for c in cases]
 
     def _asking(self, pairs: Sequence[tuple[Case, Case | None]],
@@ -312,7 +313,7 @@ class Session:
 
         if reply.nodes > 1:
             judgement = self._packed(case, suite, reply)
-            if reply.status == "unsupported":
+            if reply.status == UNSUPPORTED:
                 pass  # a pack refused as a whole, of a type refused alone too (engine.worker.answers)
             elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
                 # (A packed failure whose every clause and problem this test has confirmed alone
@@ -333,7 +334,7 @@ class Session:
     def _packed(self, case: Case, suite: str, reply: Reply) -> Judgement:
         """The judgement of an answer from a packed model, without the re-asks that sharpen a
         failure's blame: they would be one-node models, and a failure is asked alone anyway."""
-        refused = Reply("raised", None, "not asked: the answer came from a packed model", 0.0)
+        refused = Reply(RAISED, None, "not asked: the answer came from a packed model", 0.0)
         return judge(spec.load(case.version), case, reply, suite,
                      lambda data, attributes: reply if attributes == case.attributes else refused,
                      lambda: self._again(case))

@@ -16,8 +16,8 @@ from generators.profiles import CASES
 from generators.quotas import CENSUS_EMPTY_QUOTA, FORM_QUOTA, REJECTION_QUOTA
 
 from .forms import QUOTA_FORMS
+from .loader import UsageError
 from .plan import SUITES, Task, plan
-from .plugins import UsageError
 
 _FORMAT = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 # Seconds per case and per test, read from the per-test times of onnxruntime's standard run (seed 7,

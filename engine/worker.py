@@ -40,6 +40,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from engine.adapter_contract import COMPILE_CACHE_ENV, NotPackable
+from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, UNSUPPORTED
+
 try:
     import resource
 except ImportError:  # Windows: no peak memory to read, so no memory limit
@@ -49,14 +52,12 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 # from isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so
 # it has no integer type of its own and is judged by its values (see spec.oracle.read).
 # ``declared``: the output shape a model-based implementation declared.
-Outcome = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
-# An outcome as the process that owns the run receives it: plus the nodes of the model that
+WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
+# A reply as the process that owns the run receives it: plus the nodes of the model that
 # answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
 # whether its pack was split (``Answered``), and the ``Models`` fields since the previous reply.
 Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float]
 
-FAULTS = ("crash", "timeout")  # statuses of a call that took the worker down
-COMPILE_CACHE_ENV = "ARGMIN_COMPILE_CACHE"  # see engine.adapters.compile_cache
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
@@ -138,12 +139,12 @@ def _peak_resident() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, others KiB
 
 
-def _without_answer(status: str, error: str, seconds: float) -> Outcome:
+def _without_answer(status: str, error: str, seconds: float) -> WireReply:
     return status, None, error, seconds, False, None
 
 
 def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int],
-         form: str | None = None) -> Outcome:
+         form: str | None = None) -> WireReply:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
     is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)
     With a model ``form`` (model-based implementations only, see engine.forms) the adapter
@@ -159,21 +160,21 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
         seconds = time.perf_counter() - start
         value, error = _as_array(result)
     except NotImplementedError as exc:
-        return _without_answer("unsupported", _describe(exc), time.perf_counter() - start)
+        return _without_answer(UNSUPPORTED, _describe(exc), time.perf_counter() - start)
     except MemoryError as exc:  # not a rejection of the input: the implementation could not do its work
-        return _without_answer("crash", f"out of memory: {_describe(exc)}", time.perf_counter() - start)
+        return _without_answer(CRASH, f"out of memory: {_describe(exc)}", time.perf_counter() - start)
     except SystemExit as exc:
         # sys.exit() inside the implementation ends a worker; report it the same way in-process.
-        return _without_answer("crash", _cut(f"the implementation called sys.exit({exc.code!r})"),
+        return _without_answer(CRASH, _cut(f"the implementation called sys.exit({exc.code!r})"),
                                time.perf_counter() - start)
     except Exception as exc:
-        return _without_answer("raised", _describe(exc), time.perf_counter() - start)
+        return _without_answer(RAISED, _describe(exc), time.perf_counter() - start)
     if error is not None:
-        return _without_answer("raised", error, seconds)
+        return _without_answer(RAISED, error, seconds)
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
-        return _without_answer("oversize", too_large, seconds)
-    return "ok", value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
+        return _without_answer(OVERSIZE, too_large, seconds)
+    return OK, value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
 
 
 class Models(NamedTuple):
@@ -199,35 +200,30 @@ def models_of(fn: Any) -> Models:
     return Models(*counts)
 
 
-class NotPackable(Exception):
-    """The adapter cannot answer a packed model (a ``model:`` plug-in whose callable returns one
-    output only): its calls are made one by one."""
-
-
-def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> Outcome:
+def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> WireReply:
     """One node's answer of a packed model, classified as ``call`` classifies a whole call's."""
     value, error = _as_array(answer.value)
     if error is not None:
-        return _without_answer("raised", error, seconds)
+        return _without_answer(RAISED, error, seconds)
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
-        return _without_answer("oversize", too_large, seconds)
-    return "ok", value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
+        return _without_answer(OVERSIZE, too_large, seconds)
+    return OK, value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
 
 
 class Answered(NamedTuple):
-    """One call's outcome as ``answers`` gives it: with the nodes of the model that answered (1: a
+    """One call's reply as ``answers`` gives it: with the nodes of the model that answered (1: a
     one-node model, or a plain function), and whether its pack was split to get it (the pack
     failed as a whole: the process that owns the run makes the next packs of its kind smaller)."""
 
-    outcome: Outcome
+    reply: WireReply
     nodes: int = 1
     split: bool = False
 
 
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
             form: str | None, refused: bool = False) -> Iterator[Answered]:
-    """The outcomes of a pack of calls, in order. One call is a plain ``call``. Several are asked
+    """The replies to a pack of calls, in order. One call is a plain ``call``. Several are asked
     as one packed model (``answer_pack``, each node's time its share of the whole; in the symbolic
     form some may come from signature models, engine.adapters.signatures); where that raises, the
     pack is split in halves and each half asked the same way, down to single calls, so that every
@@ -246,7 +242,7 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
             share = (time.perf_counter() - start) / len(datas)
             why = f"{_describe(exc)} (a packed model of {len(datas)} nodes, of a type refused alone too)"
             for _ in datas:
-                yield Answered(_without_answer("unsupported", why, share), len(datas))
+                yield Answered(_without_answer(UNSUPPORTED, why, share), len(datas))
             return
         yield from _one_by_one(fn, datas, version, attributes, form)
         return
@@ -279,7 +275,6 @@ def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, a
 # object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
 # ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
 _HEADER = struct.Struct("<BBdIHBbHBIId")
-STATUSES = ("ok", "unsupported", "raised", "crash", "timeout", "oversize")
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
 _SEPARATOR = "\x1f"
@@ -309,11 +304,11 @@ def _object_texts(value: np.ndarray) -> str:
     return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
 
 
-def encode(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models = NONE) -> bytes:
+def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE) -> bytes:
     """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
     model, or a plain function), ``split``: whether its pack was split to answer it
     (``Answered``), and what was spent on ``models`` since the previous reply."""
-    status, value, error, seconds, by_value, declared = outcome
+    status, value, error, seconds, by_value, declared = reply
     shape: tuple[int, ...] = ()
     dtype, payload = b"", b""
     if value is not None:
@@ -325,7 +320,7 @@ def encode(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
     compiled, loaded = (min(max(n, 0), 0xFFFFFFFF) for n in models[:2])
-    header = _HEADER.pack(STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
+    header = _HEADER.pack(REPLY_STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
                           -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds)
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
 
@@ -356,7 +351,7 @@ def decode(reply: bytes) -> Delivered:
     try:
         status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds = \
             _HEADER.unpack_from(reply)
-        if status >= len(STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
+        if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
                 or nodes < 1 or split > 1 or not math.isfinite(model_seconds):
             raise Malformed("a header out of range")
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
@@ -368,10 +363,10 @@ def decode(reply: bytes) -> Delivered:
         size = len(reply) - start
         declared = None if marks < 0 else tuple(None if d < 0 else d for d in numbers[ndim:])
         if not kind:
-            if size or ndim or status == 0:  # STATUSES[0] == "ok" always has an answer
+            if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
-                loaded, model_seconds
+            return REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), \
+                compiled, loaded, model_seconds
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -383,7 +378,7 @@ def decode(reply: bytes) -> Delivered:
         else:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
-        return STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
+        return REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
             loaded, model_seconds
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
@@ -391,10 +386,10 @@ def decode(reply: bytes) -> Delivered:
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(outcome: Outcome, nodes: int = 1, split: bool = False, models: Models = NONE) -> Delivered:
-    """What ``decode(encode(outcome, nodes, split, models))`` gives, without the bytes
+def detached(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE) -> Delivered:
+    """What ``decode(encode(reply, nodes, split, models))`` gives, without the bytes
     (in-process calls): the answer as a copy, objects as their descriptions."""
-    status, value, error, seconds, by_value, declared = outcome
+    status, value, error, seconds, by_value, declared = reply
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
     return status, value, error, seconds, by_value, declared, nodes, split, *models
@@ -441,9 +436,9 @@ class Refusals:
         return known if known is not None else self._refused.get(group, False)
 
     def saw(self, group: tuple, status: str, calls: int) -> None:
-        if status == "ok":
+        if status == OK:
             self._refused[group] = False
-        elif calls == 1 and status == "unsupported":
+        elif calls == 1 and status == UNSUPPORTED:
             self._refused.setdefault(group, True)
 
 
@@ -494,7 +489,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.path[:] = path
     os.chdir(cwd)
-    from engine.plugins import UsageError, describe, resolve
+    from engine.loader import UsageError, describe, resolve
 
     try:
         with compile_cache_at(compile_cache):
@@ -518,17 +513,17 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
             for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused)):
-                outcome = answered.outcome
-                refusals.saw(group, outcome[0], len(datas))
+                reply = answered.reply
+                refusals.saw(group, reply[0], len(datas))
                 now = time.monotonic()
-                if memory_limit is not None and outcome[0] != "crash" and (
-                        outcome[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
+                if memory_limit is not None and reply[0] != CRASH and (
+                        reply[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
                     checked, peak = now, _peak_resident()
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
-                        outcome = _without_answer("crash", out_of_memory(peak, memory_limit), outcome[3])
+                        reply = _without_answer(CRASH, out_of_memory(peak, memory_limit), reply[3])
                 now_spent = models_of(fn)
-                conn.send_bytes(encode(outcome, answered.nodes, answered.split, now_spent - spent))
+                conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent))
                 spent = now_spent
-                if outcome[0] == "crash":  # the parent starts a fresh worker: this one may hold what leaked
+                if reply[0] == CRASH:  # the parent starts a fresh worker: this one may hold what leaked
                     return

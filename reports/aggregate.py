@@ -23,7 +23,8 @@ from typing import Any
 import spec
 from results import CENSUS, OUTCOMES, CaseResult, Counterexample, RawRun, Tensor
 from results.causes import signature, special_values
-from results.verdict import FAULTS, Standing, clause_number, standings
+from results.outcomes import ERROR, FAIL, FAULTS, MISSING_REJECTION, PASS, SEVERITY
+from results.verdict import Standing, clause_number, standings
 from spec.diff import diff
 
 from . import census, clauses
@@ -34,8 +35,6 @@ from .shape_grid import shape_grid
 
 SCHEMA = "argmin-conformance/report/4"
 ALL_OUTCOMES = (*OUTCOMES, CENSUS)
-# Worst first: the outcome a cell or clause shows when its cases disagree.
-SEVERITY = ("crash", "timeout", "fail", "missing-rejection", "error", "unsupported", "pass", CENSUS)
 NOT_RUN = "not-run"
 # numpy's scalar wrappers in messages: 'np.int64(2)' reads as '2'.
 _NUMPY_SCALAR = re.compile(r"\b(?:np|numpy)\.\w+\(([^()]*)\)")
@@ -47,7 +46,7 @@ def counts(outcomes: Iterable[str]) -> doc.Counts:
     """Cases per outcome, every known outcome present (zero-filled); unknown outcomes count as error."""
     tally = dict.fromkeys(ALL_OUTCOMES, 0)
     for outcome in outcomes:
-        tally[outcome if outcome in tally else "error"] += 1
+        tally[outcome if outcome in tally else ERROR] += 1
     return tally
 
 
@@ -161,7 +160,7 @@ def _census_cause(entry: doc.CensusEntry, failures: list[doc.Failure]) -> str | 
         held = _specials(example["input"]) - {"nan"}
         for f in failures:
             if (f["version"], f["type"], f["role"], f["outcome"]) == (entry["version"], example["type"], "headline",
-                                                                      "fail") and f["counterexample"] \
+                                                                      FAIL) and f["counterexample"] \
                     and held & _specials(f["counterexample"]["input"]):
                 return f["clause"]
     return None
@@ -178,7 +177,7 @@ def _strictness(standing: Standing, failures: list[doc.Failure]) -> doc.Strictne
     failure that shows it computed (or to the clause row when none did)."""
     clauses_: list[doc.StrictnessClause] = []
     for e in standing.strictness.clauses:
-        anchor = _first_anchor(failures, version=standing.version, clause=e.clause, outcome="missing-rejection")
+        anchor = _first_anchor(failures, version=standing.version, clause=e.clause, outcome=MISSING_REJECTION)
         clauses_.append({"clause": e.clause, "title": e.title, "refused": e.refused, "computed": e.computed,
                          "faults": e.faults, "computed_types": list(e.computed_types), "every_type": e.every_type,
                          "anchor": anchor or clause_anchor(standing.version, e.clause)})
@@ -339,7 +338,7 @@ def _every_type(raw: RawRun) -> set[tuple[int, str | None, str]]:
             continue
         for clause_id, outcome in clauses.outcomes_per_clause(result):
             tried[result.version, clause_id].add(result.type_name)
-            if outcome != "pass":
+            if outcome != PASS:
                 failed[result.version, clause_id, outcome].add(result.type_name)
     return {key for key, types in failed.items() if len(types) > 1 and types == tried[key[0], key[1]]}
 
@@ -353,7 +352,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
     roles = _roles(standings)
     every_type = _every_type(raw)
     for result in raw.results:
-        if result.outcome in ("pass", CENSUS):
+        if result.outcome in (PASS, CENSUS):
             continue
         ce = result.counterexample
         problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
@@ -474,7 +473,7 @@ def _forms(raw: RawRun, versions: list[int]) -> list[doc.FormRow]:
             entries.append({
                 "form": form, "version": version, "cases": len(judged_here), "counts": tally,
                 "outcome": worst(tally),
-                "failing_clauses": sorted({r.clause for r in judged_here if r.outcome != "pass" and r.clause},
+                "failing_clauses": sorted({r.clause for r in judged_here if r.outcome != PASS and r.clause},
                                           key=clause_number),
             })
     return entries

@@ -24,13 +24,13 @@ import math
 from collections import Counter, defaultdict
 
 from results import CaseResult, CensusRecord, RawRun
-from results.records import ANOTHER_PROCESS, SAME_PROCESS, STATUSES
+from results.outcomes import CENSUS_STATUSES, CRASH, POLICY_STATUSES, RAISED, TIMEOUT
+from results.records import ANOTHER_PROCESS, SAME_PROCESS
 from results.verdict import scope
 
 EXAMPLES_PER_TOPIC = 5
 NO_LISTED_EXAMPLES = 3  # observations shown first for a rule of its own
 NO_LISTED_POLICY = "no-listed-policy"
-_POLICY_STATUSES = ("returned", "raised")
 # Warnings about observations, in the order shown, each with the observations it counts.
 _OBSERVATION_WARNINGS = {
     "differs-between-processes": lambda r: r.deterministic is False and r.again == ANOTHER_PROCESS,
@@ -53,7 +53,7 @@ def refused_types(results: list[CaseResult]) -> dict[int, list[str]]:
 
 
 def _bears_policy(record: CensusRecord) -> bool:
-    return record.status in _POLICY_STATUSES and record.deterministic is not False
+    return record.status in POLICY_STATUSES and record.deterministic is not False
 
 
 def _reading(records: list[CensusRecord]) -> dict:
@@ -79,9 +79,9 @@ def _asked_again(records: list[CensusRecord]) -> str | None:
 
 
 def _statuses(records: list[CensusRecord]) -> dict[str, int]:
-    tally = dict.fromkeys(STATUSES, 0)
+    tally = dict.fromkeys(CENSUS_STATUSES, 0)
     for record in records:
-        tally[record.status if record.status in tally else "raised"] += 1
+        tally[record.status if record.status in tally else RAISED] += 1
     return tally
 
 
@@ -130,7 +130,7 @@ def entries(run: RawRun, tensor, find_clause) -> list[dict]:
         flagged.update({"exceptions": n} if (n := sum(t["exceptions"] for t in types)) else {})
         incoherent = any(t["answers"] and not t["policy"] for t in types)
         warnings = [*flagged] + [w for w, on in (("incoherent", incoherent),
-                                                 ("crashes", statuses["crash"] + statuses["timeout"] > 0)) if on]
+                                                 ("crashes", statuses[CRASH] + statuses[TIMEOUT] > 0)) if on]
         clause = find_clause(version, topic)
         fits = Counter(f for r in counted if _bears_policy(r) for f in set(r.fits))
         own_rule = {type_name for type_name, reading in per_type.items()

@@ -10,18 +10,19 @@ from collections.abc import Callable, Iterable
 
 import spec
 from results import CaseResult, RawRun
+from results.outcomes import PASS
 from results.verdict import Standing
 
 
 def outcomes_per_clause(result: CaseResult) -> Iterable[tuple[str, str]]:
     """(clause, outcome) for every clause the case was judged on: its outcome for the clauses it
     violated, "pass" for the others it exercised; a census case "observed" on each of its clauses."""
-    violated = set(result.violated or ([result.clause] if result.clause and result.outcome != "pass" else []))
+    violated = set(result.violated or ([result.clause] if result.clause and result.outcome != PASS else []))
     for clause_id in dict.fromkeys([*result.clauses, *violated]):
         if result.kind == "undefined":
             yield clause_id, result.outcome
         else:
-            yield clause_id, result.outcome if clause_id in violated else "pass"
+            yield clause_id, result.outcome if clause_id in violated else PASS
 
 
 def source(clause: spec.Clause | None) -> dict:

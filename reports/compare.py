@@ -8,20 +8,21 @@ they are not conformance (results.verdict)."""
 
 from __future__ import annotations
 
-from .aggregate import CENSUS, NOT_RUN
+from results.outcomes import CENSUS, MISSING_REJECTION, PASS
+
+from .aggregate import NOT_RUN
 from .document import CensusEntry, Document
 
-PASSING = "pass"
 NEUTRAL = (CENSUS, NOT_RUN)
 
 
 def _failing(outcome: str) -> bool:
-    return outcome not in (PASSING, *NEUTRAL)
+    return outcome not in (PASS, *NEUTRAL)
 
 
 def _regression(before: str, after: str, kind: str) -> bool:
     """Passed before and fails now, where failing counts: not on an invalid model (strictness)."""
-    return before == PASSING and _failing(after) and kind != "rejection" and after != "missing-rejection"
+    return before == PASS and _failing(after) and kind != "rejection" and after != MISSING_REJECTION
 
 
 def _standing_changes(old: Document, new: Document) -> tuple[list[dict], list[dict]]:
@@ -86,7 +87,7 @@ def compare(old: Document, new: Document) -> dict:
                 "regression": _regression(before, after, after_status[key]["kind"])}
         if _failing(after) and not _failing(before):
             failing.append(item)
-        elif after == PASSING and _failing(before):
+        elif after == PASS and _failing(before):
             passing.append(item)
     old_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in old["census"]}
     new_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in new["census"]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.runtimes.entry import release_key
+from results.outcomes import PASS
 
 from .aggregate import NOT_RUN
 from .document import Document
@@ -27,9 +28,9 @@ def _marked(cells: list[dict]) -> list[dict]:
         failing = cell["outcome"] in JUDGED_FAILURES
         mark = None
         if cell["outcome"] != NOT_RUN:
-            if failing and before == "pass":
+            if failing and before == PASS:
                 mark = APPEARS
-            elif cell["outcome"] == "pass" and before in JUDGED_FAILURES:
+            elif cell["outcome"] == PASS and before in JUDGED_FAILURES:
                 mark = FIXED
             before = cell["outcome"]
         marked.append({**cell, "mark": mark})

@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from results.outcomes import ERROR_OUTCOMES, FAILURE_OUTCOMES
+
 from .aggregate import worst
 from .certificate import certificate_line
 from .document import Document, Failure, Version
 from .i18n import Translator
 from .standing import scope_text, strictness_text
 
-ERRORS = ("crash", "timeout", "error")
-FAILURES = ("fail", "missing-rejection", "unsupported")
 # Characters XML 1.0 cannot hold at all, even escaped; text from the implementation may carry them.
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -102,11 +102,12 @@ def to_junit(document: Document) -> bytes:
                                  time=_seconds(clause["seconds"]))
             mine = [f for f in document["failures"] if f["version"] == version and f["clause"] == clause["id"]]
             headline = [f for f in mine if f["role"] == "headline"]
-            outcome = worst({o: sum(1 for f in headline if f["outcome"] == o) for o in ERRORS + FAILURES})
+            outcome = worst({o: sum(1 for f in headline if f["outcome"] == o)
+                             for o in ERROR_OUTCOMES + FAILURE_OUTCOMES})
             if clause["id"] in census_faults:
                 outcome = census_faults[clause["id"]]["outcome"]
             if outcome != "not-run":
-                tag = "error" if outcome in ERRORS else "failure"
+                tag = "error" if outcome in ERROR_OUTCOMES else "failure"
                 tallies["errors" if tag == "error" else "failures"] += 1
                 bad = ", ".join(sorted({f"{f['type']} {f['outcome']}" for f in headline})) or outcome
                 element = ET.SubElement(case, tag, message=_clean(f"{clause['id']}: {bad}"), type=outcome)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .aggregate import CENSUS, NOT_RUN, SEVERITY, clause_anchor, clause_number, worst
+from results.outcomes import CENSUS, PASS, SEVERITY
+
+from .aggregate import NOT_RUN, clause_anchor, clause_number, worst
 from .document import Document
 
-JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in ("pass", CENSUS))
+JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in (PASS, CENSUS))
 
 
 def _link(source: Path, out: Path) -> str | None:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import jinja2
 
-from .aggregate import SEVERITY, clause_anchor
+from results.outcomes import SEVERITY
+
+from .aggregate import clause_anchor
 from .document import AttributeSide, ClauseRow, CoverageCell, Document, Statement
 from .i18n import Translator, messages
 from .standing import scope_text, strictness_text, type_policy

@@ -162,7 +162,7 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
         "import numpy as np",
         "",
         "import spec",
-        "from engine.plugins import resolve",
+        "from engine.loader import resolve",
         *(["from engine.judge import declared_shape"] if form else []),
         "from spec.oracle import expect, verify",
         "",

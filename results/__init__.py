@@ -1,5 +1,7 @@
 """Results: what a run recorded, as plain data. The engine writes them (streamed as they are
-judged, then saved as ``raw.json.gz``); the reports read them. The verdict rule lives here, once."""
+judged, then saved as ``raw.json.gz``); the reports read them. The verdict rule lives here, once
+(``results.verdict``, imported where it is used: it loads the spec, which a worker process reading
+the words of ``results.outcomes`` has no use for)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from . import files
+from .outcomes import CENSUS, OUTCOMES
 from .records import (
-    CENSUS,
-    OUTCOMES,
     CaseResult,
     CensusRecord,
     Counterexample,
@@ -27,7 +28,6 @@ from .records import (
     from_json,
     to_json,
 )
-from .verdict import CONFORMANT, NON_CONFORMANT, verdicts
 
 # Compressed: a standard run's records are about 14 MB of JSON and 0.9 MB gzipped. Runs written
 # before compression (raw.json) still load.
@@ -36,9 +36,9 @@ IMPLEMENTATION_LOG = "implementation.log"  # beside the reports: what the implem
 PLAIN_RAW = "raw.json"
 
 __all__ = [
-    "CENSUS", "CONFORMANT", "IMPLEMENTATION_LOG", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord",
-    "Counterexample", "Example", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path",
-    "read_bounded", "read_json", "save", "to_json", "verdicts",
+    "CENSUS", "IMPLEMENTATION_LOG", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample", "Example",
+    "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path", "read_bounded", "read_json", "save",
+    "to_json",
 ]
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .outcomes import OK, TIMEOUT
 from .records import CaseResult, to_json
 
 # 64 bits per case: plenty to tell two answers apart, and small in raw.json.gz (a digest does
@@ -65,9 +66,9 @@ def input_digest(data: np.ndarray, attributes: Mapping[str, int]) -> str:
 def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> str:
     """What the implementation did with one input. A timeout digests as its status alone: its
     text names the time limit, which adapts during a run, not anything the implementation said."""
-    if status == "ok":
+    if status == OK:
         return _short(b"ok", *_array_parts(np.asarray(value)))
-    if status == "timeout":
+    if status == TIMEOUT:
         return _short(b"timeout")
     return _short(status.encode(), _ADDRESS.sub("0x?", error or "").encode())
 
@@ -80,8 +81,8 @@ def counterexample_digest(result: CaseResult) -> str:
     if example is None:
         return "-"
     plain = to_json(example)
-    if example.problem == "timeout":
-        plain["actual"], plain["message"] = "timeout", "timeout"
+    if example.problem == TIMEOUT:
+        plain["actual"], plain["message"] = TIMEOUT, TIMEOUT
     text = _ADDRESS.sub("0x?", json.dumps(plain, sort_keys=True, ensure_ascii=False))
     return _short(text.encode("utf-8", errors="surrogatepass"))
 

@@ -12,10 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from typing import Any
 
-# Outcomes of a case on a semantic or rejection clause. Census cases are never judged: they
-# get the outcome "observed".
-OUTCOMES = ("pass", "fail", "unsupported", "error", "missing-rejection", "crash", "timeout")
-CENSUS = "observed"
+from .outcomes import RETURNED
 
 
 @dataclass
@@ -67,7 +64,7 @@ class CaseResult:
     type_name: str
     suite: str  # fixed, property, rejection, census
     kind: str  # semantic, rejection, undefined
-    outcome: str  # one of OUTCOMES, or CENSUS
+    outcome: str  # one of OUTCOMES, or CENSUS (results.outcomes)
     clauses: list[str]
     clause: str | None = None
     tags: list[str] = field(default_factory=list)
@@ -86,9 +83,6 @@ class CaseResult:
     packed: int | None = None
 
 
-# What an implementation did with a census input. Only "returned" and "raised" can make a
-# policy; "unsupported" (NotImplementedError), "crash" and "timeout" are reported as they are.
-STATUSES = ("returned", "raised", "unsupported", "crash", "timeout")
 # Where a census input was asked the second time: in a second worker process (an answer read
 # from uninitialised memory differs there), or in the same process (--isolation none).
 ANOTHER_PROCESS, SAME_PROCESS = "another-process", "same-process"
@@ -115,7 +109,7 @@ class CensusRecord:
     attributes: dict[str, int]
     observed: Tensor | str | None  # the returned tensor (None when large), or the exception text
     fits: list[str]
-    status: str = "returned"  # one of STATUSES
+    status: str = RETURNED  # one of CENSUS_STATUSES (results.outcomes)
     group: str | None = None
     deterministic: bool | None = True
     again: str | None = None

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 import spec
 
 from .causes import clause_number, own_causes
+from .outcomes import FAULTS, MISSING_REJECTION, PASS, UNSUPPORTED
 from .records import CaseResult, CensusRecord, RawRun
 
 CONFORMANT, NON_CONFORMANT, NOT_JUDGED = "conformant", "non-conformant", "not-judged"
 JUDGED_KINDS = ("semantic", "rejection")
 # Outcomes that mean the implementation went down on the input, whatever its kind.
-FAULTS = ("crash", "timeout")
 # --claim: the types the headline covers.
 CLAIMS = ("implemented", "all")
 # Strictness levels.
@@ -120,7 +120,7 @@ def scope(results: Iterable[CaseResult], version: int, claimed: tuple[str, ...],
             (empty if EMPTY_TAG in r.tags else outcomes)[r.type_name].add(r.outcome)
     for type_name, seen in empty.items():
         outcomes.setdefault(type_name, seen)
-    not_implemented = tuple(t for t in claimed if outcomes.get(t) == {"unsupported"})
+    not_implemented = tuple(t for t in claimed if outcomes.get(t) == {UNSUPPORTED})
     untested = tuple(t for t in claimed if t not in outcomes)
     implemented = tuple(t for t in claimed if t not in not_implemented and t not in untested)
     return Scope(claimed, implemented, not_implemented, untested, claim)
@@ -131,7 +131,7 @@ def counts_in_headline(result: CaseResult, scope_: Scope) -> bool:
     valid input not answered right, unless its type is not implemented (and not claimed)."""
     if result.outcome in FAULTS:
         return True
-    if result.kind != "semantic" or result.outcome == "pass":
+    if result.kind != "semantic" or result.outcome == PASS:
         return False
     return scope_.claim == "all" or result.type_name not in scope_.not_implemented
 
@@ -149,11 +149,11 @@ def strictness(results: Iterable[CaseResult], version: int, vspec: spec.VersionS
         mine = by_clause.get(clause_id)
         if not mine:
             continue
-        computed = [r for r in mine if r.outcome == "missing-rejection"]
+        computed = [r for r in mine if r.outcome == MISSING_REJECTION]
         tried = {r.type_name for r in mine}
         computed_types = {r.type_name for r in computed}
         title = vspec.clause(clause_id).title if vspec and clause_id in known else ""
-        entries.append(Leniency(clause_id, title, sum(r.outcome == "pass" for r in mine), len(computed),
+        entries.append(Leniency(clause_id, title, sum(r.outcome == PASS for r in mine), len(computed),
                                 sum(r.outcome in FAULTS for r in mine), _in_order(computed_types),
                                 bool(computed) and computed_types == tried and len(tried) > 1))
     level = LENIENT if any(e.computed for e in entries) else STRICT

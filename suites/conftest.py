@@ -23,8 +23,8 @@ import pytest
 
 import spec
 from engine.isolation import Runner
+from engine.loader import UsageError
 from engine.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
-from engine.plugins import UsageError
 from engine.sandbox import undumpable
 from engine.session import Nonconformance, Session
 from engine.shards import select

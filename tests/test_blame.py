@@ -19,7 +19,7 @@ from engine.judge import judge
 from engine.options import validate
 from engine.run import run_all
 from generators import Case, profiles
-from results import NON_CONFORMANT, verdicts
+from results.verdict import NON_CONFORMANT, verdicts
 from tests.impls import plugin_flaky
 
 FLAKY = "tests/impls/plugin_flaky.py"

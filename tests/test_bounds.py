@@ -17,8 +17,8 @@ import spec
 from engine import worker
 from engine.isolation import Reply, Runner
 from engine.judge import Judgement, judge
+from engine.loader import UsageError
 from engine.options import memory_limit
-from engine.plugins import UsageError
 from generators import Case
 from results import raw_path, read_json
 from tests.impls.plugin_hostile import LEAK_BYTES

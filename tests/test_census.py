@@ -27,8 +27,9 @@ from reports.i18n import Translator
 from reports.pytest_plugin import summary_lines
 from reports.render import render_report
 from reports.standing import type_policy
-from results import CONFORMANT, CensusRecord, RawRun, RunInfo, verdicts
+from results import CensusRecord, RawRun, RunInfo
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
+from results.verdict import CONFORMANT, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text("utf-8"))

@@ -16,8 +16,8 @@ from engine.forms import SYMBOLIC
 from engine.isolation import Runner
 from engine.options import compile_cache_folder, run_info, validate
 from engine.run import run_all
-from results import CONFORMANT, RawRun
-from results.verdict import standings
+from results import RawRun
+from results.verdict import CONFORMANT, standings
 from zoo.correct import numpy_argmin
 
 FAKE = Path(__file__).parent / "impls" / "fake_compiler.py"

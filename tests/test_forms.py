@@ -17,15 +17,15 @@ from engine import adapters, isolation
 from engine.forms import FORMS, QUOTA_FORMS
 from engine.isolation import Reply
 from engine.judge import judge
+from engine.loader import UsageError
 from engine.options import validate
 from engine.plan import plan
-from engine.plugins import UsageError
 from engine.run import run_all
 from generators import Case, profiles
 from generators.quotas import FORM_QUOTA
 from reports import aggregate
 from reports.render import render_report
-from results import CONFORMANT, verdicts
+from results.verdict import CONFORMANT, verdicts
 from tests.impls.declared_shapes import DeclaresTheInputShape
 from tests.test_reports import SCHEMA
 

@@ -161,6 +161,21 @@ def test_a_plugin_that_fails_to_import_in_its_worker_exits_2_with_one_line(tmp_p
     assert line.startswith("error: ") and "the vendor SDK is missing" in line
 
 
+@pytest.mark.parametrize("isolation", ["process", "none"])
+def test_a_plugin_with_the_wrong_signature_exits_2_before_judging(tmp_path: Path, isolation: str) -> None:
+    plugin = tmp_path / "wrong_signature.py"
+    plugin.write_text("import numpy\n\ndef argmin(data, axis=0):\n    return numpy.argmin(data, axis=axis)\n",
+                      encoding="utf-8")
+    out = tmp_path / "out"
+    result = run("--impl", f"{plugin}:argmin", "--versions", "13", "--profile", "quick", "--isolation", isolation,
+                 "--report-dir", str(out))
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "argmin(data, axis=0) cannot be called as fn(data, *, opset" in line
+    assert "got an unexpected keyword argument 'opset'" in line and "def argmin(data, *, opset, **attributes)" in line
+    assert not (out / "report.json").exists()  # stopped before any case was judged
+
+
 @pytest.mark.e2e
 def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:
     """onnxruntime has no kernel for uint16, uint32, uint64, int16 (nor bfloat16 at 13): scope,

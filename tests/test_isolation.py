@@ -11,11 +11,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from benchmarks.bench_isolation import benchmark
 from engine import isolation
-from engine.isolation import UNASKED, Reply, Runner, benchmark
+from engine.isolation import Reply, Runner
+from engine.loader import UsageError
 from engine.options import validate
-from engine.plugins import UsageError
 from engine.session import FAULTS_PER_TEST
+from results.outcomes import UNASKED
 from tests.suite_runs import suite_session
 
 IMPLS = Path(__file__).parent / "impls"

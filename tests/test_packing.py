@@ -18,8 +18,8 @@ import pytest
 from engine import worker
 from engine.adapters import OnnxRuntimeArgMin
 from engine.isolation import PACK_NODES, Runner
+from engine.loader import UsageError
 from engine.options import Settings, run_info, validate
-from engine.plugins import UsageError
 from engine.run import run_all
 from reports.aggregate import aggregate
 from reports.matrix import matrix

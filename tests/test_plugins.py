@@ -17,7 +17,7 @@ import onnxruntime
 import pytest
 
 from engine import adapters
-from engine.plugins import UsageError, describe, model_based, portable, resolve
+from engine.loader import UsageError, describe, model_based, portable, resolve
 from engine.sandbox import available
 from results.environment import collect, suite_state
 
@@ -181,6 +181,40 @@ def test_import_error_message_is_kept_on_one_line(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="ImportError: first line second line") as raised:
         resolve(f"{bad}:f")
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("source", "problem"), [
+    ("def argmin(data, axis=0):\n    return data\n", "got an unexpected keyword argument 'opset'"),
+    ("def argmin(data, extra, *, opset, **attributes):\n    return data\n", "missing a required argument: 'extra'"),
+    ("def argmin(data, *, opset, axis=0, keepdims=1):\n    return data\n",
+     "got an unexpected keyword argument 'select_last_index'"),
+    ("def argmin(*, opset, **attributes):\n    return None\n", "too many positional arguments"),
+    ("import numpy\nargmin = numpy.argmin\n", "got an unexpected keyword argument 'opset'"),
+])
+def test_a_function_that_cannot_take_the_contract_call_stops_the_run(tmp_path: Path, source: str,
+                                                                      problem: str) -> None:
+    plugin = tmp_path / "wrong_signature.py"
+    plugin.write_text(source, encoding="utf-8")
+    with pytest.raises(UsageError) as raised:
+        resolve(f"{plugin}:argmin")
+    message = str(raised.value)
+    assert "\n" not in message and problem in message
+    assert "cannot be called as fn(data, *, opset, axis, keepdims, select_last_index)" in message
+    assert message.endswith("define it as def argmin(data, *, opset, **attributes)")
+
+
+@pytest.mark.parametrize("source", [
+    "def argmin(data, *, opset, **attributes):\n    return data\n",
+    "def argmin(data, opset, axis=0, keepdims=1, select_last_index=0, *, extra=None):\n    return data\n",
+    "def argmin(*args, **kwargs):\n    return args[0]\n",
+    "class _Impl:\n    def __call__(self, data, *, opset, **attributes):\n        return data\nargmin = _Impl()\n",
+    "import functools\nargmin = functools.partial(lambda data, *, opset, **attributes: data)\n",
+    "import math\nargmin = math.hypot  # a builtin without a signature: let through\n",
+])
+def test_a_function_that_takes_the_contract_call_resolves(tmp_path: Path, source: str) -> None:
+    plugin = tmp_path / "right_signature.py"
+    plugin.write_text(source, encoding="utf-8")
+    assert callable(resolve(f"{plugin}:argmin"))
 
 
 # --- describe and portable -----------------------------------------------------------------

@@ -17,8 +17,8 @@ import pytest
 
 from engine import runtimes
 from engine.forms import FORMS
+from engine.loader import _GRAMMAR, UsageError, check, describe, model_based, resolve, runtime_distributions
 from engine.options import OPTIONS
-from engine.plugins import _GRAMMAR, UsageError, check, describe, model_based, resolve, runtime_distributions
 from reports.certificate import device
 
 ROOT = Path(__file__).resolve().parent.parent

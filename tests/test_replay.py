@@ -20,7 +20,7 @@ import spec
 from engine import runtimes
 from engine.isolation import Reply
 from engine.judge import judge
-from engine.plugins import portable, resolve
+from engine.loader import portable, resolve
 from engine.worker import call
 from generators import Case
 from reports.replay import snippet, standalone

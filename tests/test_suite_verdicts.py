@@ -17,8 +17,8 @@ from engine.plan import Task
 from engine.run import run_all, run_task
 from engine.session import Nonconformance, Session
 from generators import Case, profiles
-from results import CENSUS, CONFORMANT, NON_CONFORMANT, verdicts
-from results.verdict import standing
+from results import CENSUS
+from results.verdict import CONFORMANT, NON_CONFORMANT, standing, verdicts
 
 # An index kept in 16 bits goes negative past 32,767 (out of range, C4) and wraps back into range
 # past 65,535 (a wrong index, C5): which one the search lands on first depends on the axis length.

@@ -28,9 +28,9 @@ from pathlib import Path
 import hypothesis.errors
 
 import spec
-from engine.plugins import UsageError
-from results import CONFORMANT, NON_CONFORMANT
-from results.verdict import Standing, is_judged, judged, standing
+from engine.loader import UsageError
+from results.outcomes import PASS
+from results.verdict import CONFORMANT, NON_CONFORMANT, Standing, is_judged, judged, standing
 
 from .registry import ENTRIES, FAULT_CLASSES, Entry, entry
 
@@ -66,7 +66,7 @@ def _first_detection(results: list, version: int) -> dict | None:
     seconds = 0.0
     for cases, result in enumerate(judged(results, version), 1):
         seconds += result.duration_s
-        if result.outcome != "pass":
+        if result.outcome != PASS:
             return {"clause": result.clause, "outcome": result.outcome, "suite": result.suite,
                     "cases": cases, "impl_s": seconds}
     return None

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.worker import COMPILE_CACHE_ENV as ENV  # how a worker learns its folder (engine.worker.serve)
+from engine.adapter_contract import COMPILE_CACHE_ENV as ENV  # how a worker learns its folder (engine.worker.serve)
 
 
 class CompileCache:

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import onnx
 
+from engine.adapter_contract import NotPackable
 from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
-from engine.worker import NotPackable
 
 from . import compile_cache
 from .models import Declared, form_key, form_model, pack_key, packed_model

@@ -12,6 +12,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -205,6 +206,29 @@ def _load(impl: str, target: str, name: str) -> Callable[..., Any]:
     return _attribute(impl, _import(impl, target), f"module {target!r}", name)
 
 
+# A call every plain function must take: a case passes ``opset`` and the attributes its node sets,
+# any of these three (the rejection tests add names no version declares, which may be refused).
+_CONTRACT = {"opset": 13, "axis": 0, "keepdims": 1, "select_last_index": 0}
+
+
+def _takes_the_contract(impl: str, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, once its signature takes ``fn(data, *, opset, axis, keepdims, select_last_index)``:
+    a function that cannot would have every case recorded as an error instead of stopping the run
+    here. A callable without a signature (a builtin, a C extension's function) is let through."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+    try:
+        signature.bind(None, **_CONTRACT)
+    except TypeError as exc:
+        raise UsageError(_one_line(
+            f"--impl {impl!r}: {name}{signature} cannot be called as fn(data, *, opset, axis, keepdims, "
+            f"select_last_index) ({exc}); define it as def {name.rpartition('.')[2]}(data, *, opset, **attributes)"))\
+            from None
+    return fn
+
+
 def resolve(impl: str) -> Callable[..., Any]:
     """The callable behind an --impl value: fn(data, *, opset, **attributes). This imports the
     implementation: call it only where the implementation is meant to run."""
@@ -228,7 +252,8 @@ def resolve(impl: str) -> Callable[..., Any]:
         from engine import adapters
 
         return adapters.ModelPluginArgMin(_load(impl, *_model_parts(impl)))
-    return _load(impl, *_split(impl))
+    target, name = _split(impl)
+    return _takes_the_contract(impl, name, _load(impl, target, name))
 
 
 def portable(impl: str) -> str:
