@@ -225,10 +225,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "message": "Explanation",
         "replay": "Replay",
         "occurrences": "{n} failing case(s)",
-        "replay-note": "Run it as a file with the Python that ran the suite; it fails while the implementation "
-                       "still gets this input wrong.",
-        "replay-note-packed": "Run it as a file with the Python that ran the suite. It builds a one-node model, which "
-                              "answers this input correctly: it passes, and shows the case, not the packed failure.",
+        "replay-note": "Run it as a file from the root of the suite's checkout (or with PYTHONPATH set to it), with "
+                       "the Python that ran the suite; it fails while the implementation still gets this input wrong.",
+        "replay-note-packed": "Run it as a file from the root of the suite's checkout (or with PYTHONPATH set to it), "
+                              "with the Python that ran the suite. It builds a one-node model, which answers this "
+                              "input correctly: it passes, and shows the case, not the packed failure.",
         "standalone": "Standalone reproducer",
         "standalone-note": "Needs only numpy, onnx and the runtime (the model is built inline): fit to attach to a "
                            "bug report upstream.",
@@ -610,9 +611,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "message": "說明",
         "replay": "重現",
         "occurrences": "失敗案例 {n} 個",
-        "replay-note": "請以執行本測試套件的 Python 將其存成檔案執行；只要實作仍算錯此輸入，它就會失敗。",
-        "replay-note-packed": "請以執行本測試套件的 Python 將其存成檔案執行。它建立單節點模型，"
-                              "而單節點模型對此輸入回答正確：它會通過，只呈現此案例，而非打包模型中的失敗。",
+        "replay-note": "請將其存成檔案，在本測試套件的檢出根目錄（或將 PYTHONPATH 設為該目錄）以執行本測試"
+                       "套件的 Python 執行；只要實作仍算錯此輸入，它就會失敗。",
+        "replay-note-packed": "請將其存成檔案，在本測試套件的檢出根目錄（或將 PYTHONPATH 設為該目錄）以執行"
+                              "本測試套件的 Python 執行。它建立單節點模型，而單節點模型對此輸入回答正確：它會通過，"
+                              "只呈現此案例，而非打包模型中的失敗。",
         "standalone": "獨立重現程式",
         "standalone-note": "只需要 numpy、onnx 與該執行環境（模型在程式內建立）：可直接附在向上游回報的錯誤報告中。",
         "forms": "模型形式",

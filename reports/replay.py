@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import keyword
 import re
-from pathlib import Path
 
 import spec
 from engine import runtimes
@@ -16,8 +15,6 @@ from engine.adapters.models import recipe
 from results import Counterexample, Tensor
 from results.tensors import from_tensor
 from spec.oracle import Expectation, expect
-
-CHECKOUT = Path(__file__).resolve().parent.parent  # what replay snippets put on sys.path
 
 _WRAPPED = re.compile(r"^(?:np|numpy|ml_dtypes)\.\w+\((.*)\)$")
 _BOOLS = {"np.True_": "True", "np.False_": "False", "numpy.True_": "True", "numpy.False_": "False"}
@@ -141,10 +138,11 @@ def _headline(version: int, clause: str | None, ce: Counterexample, where: str) 
 def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,
             form: str | None = None) -> str:
     """A Python script that replays one counterexample at ArgMin-``version`` through the suite's
-    own plug-in loader and oracle: saved as a file, it runs from any directory with the
-    interpreter that ran the suite, and fails (AssertionError) while the implementation still
-    gets the input wrong. ``impl``: the --impl value with file paths absolute; ``kind``: the
-    case's kind (semantic or rejection); ``form``: the model form it failed in, if any."""
+    own plug-in loader and oracle: saved as a file, it runs from the root of the suite's checkout
+    (or with PYTHONPATH set to it: no local path is written in it) with the interpreter that ran
+    the suite, and fails (AssertionError) while the implementation still gets the input wrong.
+    ``impl``: the --impl value with file paths absolute; ``kind``: the case's kind (semantic or
+    rejection); ``form``: the model form it failed in, if any."""
     if form is None:
         answer = "answer = fn(data, opset=VERSION, **attributes)"
         declared = ""
@@ -153,18 +151,22 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
         declared = " or declared_shape(vspec, expected, answer.declared)"
     lines = [
         _headline(version, clause, ce, f"{impl}" + (f", {form} model" if form else "")),
-        "# Replays it with the argmin-conformance suite: run it with the Python that ran the suite.",
+        "# Replays it with the argmin-conformance suite: run it from the root of its checkout (or with",
+        "# PYTHONPATH set to it), with the Python that ran the suite.",
         "import sys",
-        "",
-        f"sys.path.insert(0, {str(CHECKOUT)!r})  # the argmin-conformance checkout",
         "",
         "import ml_dtypes  # noqa: F401 (bfloat16 inputs)",
         "import numpy as np",
         "",
-        "import spec",
-        "from engine.plugins import resolve",
-        *(["from engine.judge import declared_shape"] if form else []),
-        "from spec.oracle import expect, verify",
+        "sys.path.insert(0, '')  # the current directory: the checkout, where run from its root",
+        "try:",
+        "    import spec",
+        "    from engine.plugins import resolve",
+        *(["    from engine.judge import declared_shape"] if form else []),
+        "    from spec.oracle import expect, verify",
+        "except ImportError as exc:",
+        "    sys.exit(f'run this from the root of the argmin-conformance checkout, or with PYTHONPATH set '",
+        "             f'to it ({exc})')",
         "",
         f"VERSION = {int(version)}",
         f"fn = resolve({str(impl)!r})",

@@ -1,7 +1,8 @@
-"""Replay snippets run as files, from a directory unrelated to the checkout, with the interpreter
-that ran the suite (isolated: no PYTHONPATH, no user site), and reach the suite's verdict: they
-fail while the implementation gets the input wrong and pass where it gets it right. The
-standalone snippet of a model-based runtime needs nothing of the suite."""
+"""Replay snippets run as files kept in a directory unrelated to the checkout, run from the
+checkout's root (as they say: they name no local path), with the interpreter that ran the suite
+(isolated: no PYTHONPATH, no user site), and reach the suite's verdict: they fail while the
+implementation gets the input wrong and pass where it gets it right. The standalone snippet of a
+model-based runtime needs nothing of the suite (run so, the checkout is not on its path)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from reports.replay import snippet, standalone
 from results import Counterexample
 from results.tensors import to_tensor
 
+CHECKOUT = Path(__file__).resolve().parent.parent
 IMPLS = Path(__file__).parent / "impls"
 MODEL = IMPLS / "model_onnxruntime.py"
 FLT_MAX = np.finfo(np.float32).max
@@ -52,7 +54,7 @@ CASES = [
 def _run(script: str, folder: Path) -> subprocess.CompletedProcess:
     path = folder / "replay.py"
     path.write_text(script, encoding="utf-8")
-    return subprocess.run([sys.executable, "-I", str(path)], cwd=folder, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-I", str(path)], cwd=CHECKOUT, capture_output=True, text=True,
                           timeout=300, check=False)
 
 
@@ -128,6 +130,21 @@ def test_replays_fail_on_the_bug_and_pass_on_a_correct_implementation(
         assert (done.returncode != 0) == fails and ("AssertionError" in done.stderr) == fails, (name, done.stderr)
 
 
+def test_a_replay_names_no_local_path_and_says_where_it_runs(tmp_path: Path) -> None:
+    """The report promises no local path: the replay finds the suite from where it is run, and
+    run from anywhere else it says so in one line."""
+    ce = Counterexample(to_tensor(np.array([2, 1, 1], np.int32)), {}, None, None, "", "")
+    script = snippet("zoo.correct:numpy_argmin", 13, ce, kind="semantic")
+    assert str(CHECKOUT) not in script
+    path = tmp_path / "replay.py"
+    path.write_text(script, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-I", str(path)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "run this from the root of the argmin-conformance checkout, or with PYTHONPATH" in done.stderr
+    assert _run(script, tmp_path).returncode == 0, "from the checkout's root it runs"
+
+
 def test_report_texts_enter_a_snippet_as_quoted_values(tmp_path: Path) -> None:
     """Fields of a report (clause, problem, module names) are data: a planted line stays a string."""
     planted = "x'); import os; os.system('touch PLANTED'); ('"
@@ -139,4 +156,4 @@ def test_report_texts_enter_a_snippet_as_quoted_values(tmp_path: Path) -> None:
     for script in scripts:
         compile(script, "replay.py", "exec")  # still Python
         _run(script, tmp_path)
-        assert not (tmp_path / "PLANTED").exists(), script
+        assert not (tmp_path / "PLANTED").exists() and not (CHECKOUT / "PLANTED").exists(), script
