@@ -21,7 +21,7 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import CENSUS, OUTCOMES, CaseResult, RawRun, Tensor
+from results import CENSUS, OUTCOMES, CaseResult, Pack, RawRun, Tensor
 from results.causes import signature, special_values
 from results.verdict import FAULTS, Standing, clause_number, standings
 from spec.diff import diff
@@ -70,6 +70,18 @@ def _tensor(value: Tensor | str | None) -> dict | str | None:
         return {"type": str(value.type_name), "shape": [int(n) for n in value.shape],
                 "values": [str(v) for v in value.values], "display": display_values(value)}
     return None if value is None else str(value)
+
+
+def _attributes(attributes: dict) -> dict:
+    return {str(k): v for k, v in attributes.items()}
+
+
+def _pack(pack: Pack | None) -> dict | None:
+    """The packed model a packed-only failure showed in, node by node (results.records.Pack)."""
+    if pack is None:
+        return None
+    return {"form": str(pack.form), "position": int(pack.position), "reproduced": bool(pack.reproduced),
+            "nodes": [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in pack.nodes]}
 
 
 def _run(raw: RawRun) -> dict[str, Any]:
@@ -365,12 +377,13 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[dict]:
             "clause_title": clause.title if clause else "",
             "statement": dict(clause.statement) if clause else {}, "basis": clauses.source(clause)["basis"],
             "counterexample": None if ce is None else {
-                "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
+                "input": _tensor(ce.input), "attributes": _attributes(ce.attributes),
                 "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
                 "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
                 "detail": _detail(str(ce.message), ce.actual),
-                "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
+                "also": [{"input": _tensor(e.input), "attributes": _attributes(e.attributes),
                           "actual": _tensor(e.actual)} for e in ce.also],
+                "pack": _pack(ce.pack),
             },
             "form": result.form,
             "packed": result.packed,

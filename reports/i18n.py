@@ -230,9 +230,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "replay-note-packed": "Run it as a file from the root of the suite's checkout (or with PYTHONPATH set to it), "
                               "with the Python that ran the suite. It builds a one-node model, which answers this "
                               "input correctly: it passes, and shows the case, not the packed failure.",
+        "replay-note-pack": "Run it as a file from the root of the suite's checkout (or with PYTHONPATH set to it), "
+                            "with the Python that ran the suite. It rebuilds the packed model above and checks node "
+                            "{k}: it fails while the runtime still gets that node wrong.",
         "standalone": "Standalone reproducer",
         "standalone-note": "Needs only numpy, onnx and the runtime (the model is built inline): fit to attach to a "
                            "bug report upstream.",
+        "standalone-note-pack": "Needs only numpy, onnx and the runtime: it builds the packed model above inline, "
+                                "feeds every node its input and checks node {k}'s output; fit to attach to a bug "
+                                "report upstream.",
         "forms": "Model forms",
         "forms-note": "The same kinds of cases given to the runtime as a model with symbolic input dimensions, "
                       "with the static input shape, and with the input as a constant the runtime may fold. Each "
@@ -247,6 +253,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "packed-models-only": "in packed models only",
         "packed-only": "Only in a packed model of {n} nodes: the one-node model of the same case answers correctly "
                        "(the replays below build one-node models).",
+        "packed-only-pack": "Only in a packed model: found in a packed model of {n} nodes, where the one-node model "
+                            "of the same case answers correctly. The replays below rebuild the packed model recorded "
+                            "here.",
+        "pack": "Packed model",
+        "pack-shown": "Failed in a packed model of {n} nodes, this case at node {k} (counting from 0): the smallest "
+                      "pack found that still fails so. Its nodes' inputs are below, every one of them in the replays.",
+        "pack-observed": "Failed in a packed model of {n} nodes, this case at node {k} (counting from 0): the pack "
+                         "it was found in. Its nodes' inputs are below, every one of them in the replays.",
+        "pack-not-reproduced": "Asked again, this packed model answered correctly: the failure stands as observed, "
+                               "but was not reproduced, and the replays may pass.",
+        "pack-node": "node {k}",
+        "pack-this-case": "this case",
+        "pack-more": "… and {n} more nodes, in the replays.",
         "no-counterexample": "No counterexample was recorded.",
         "none": "(none)",
         "no-policy": "no coherent policy",
@@ -616,8 +635,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "replay-note-packed": "請將其存成檔案，在本測試套件的檢出根目錄（或將 PYTHONPATH 設為該目錄）以執行"
                               "本測試套件的 Python 執行。它建立單節點模型，而單節點模型對此輸入回答正確：它會通過，"
                               "只呈現此案例，而非打包模型中的失敗。",
+        "replay-note-pack": "請將其存成檔案，在本測試套件的檢出根目錄（或將 PYTHONPATH 設為該目錄）以執行"
+                            "本測試套件的 Python 執行。它重建上方的打包模型並檢查第 {k} 個節點：只要執行環境仍算錯"
+                            "該節點，它就會失敗。",
         "standalone": "獨立重現程式",
         "standalone-note": "只需要 numpy、onnx 與該執行環境（模型在程式內建立）：可直接附在向上游回報的錯誤報告中。",
+        "standalone-note-pack": "只需要 numpy、onnx 與該執行環境：它在程式內建立上方的打包模型，餵給每個節點其輸入，"
+                                "並檢查第 {k} 個節點的輸出；可直接附在向上游回報的錯誤報告中。",
         "forms": "模型形式",
         "forms-note": "同類案例以三種模型交給執行環境：輸入維度為符號、輸入形狀為靜態、輸入為可被常數折疊的常數。"
                       "每種形式分別判定。",
@@ -631,6 +655,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "packed-models-only": "僅在打包模型中",
         "packed-only": "只在含 {n} 個節點的打包模型中出現：同一案例的單節點模型回答正確"
                        "（以下重現程式建立單節點模型）。",
+        "packed-only-pack": "只在打包模型中出現：發現於含 {n} 個節點的打包模型，而同一案例的單節點模型回答正確。"
+                            "以下重現程式重建此處記錄的打包模型。",
+        "pack": "打包模型",
+        "pack-shown": "在含 {n} 個節點的打包模型中失敗，此案例位於第 {k} 個節點（從 0 起算）：這是找到的仍以同樣方式"
+                      "失敗的最小打包模型。以下列出其節點的輸入，重現程式包含全部節點。",
+        "pack-observed": "在含 {n} 個節點的打包模型中失敗，此案例位於第 {k} 個節點（從 0 起算）：這是發現此失敗的"
+                         "打包模型。以下列出其節點的輸入，重現程式包含全部節點。",
+        "pack-not-reproduced": "再次詢問時，此打包模型回答正確：此失敗依觀察記錄，但未能重現，重現程式可能會通過。",
+        "pack-node": "第 {k} 個節點",
+        "pack-this-case": "此案例",
+        "pack-more": "……以及另外 {n} 個節點，見重現程式。",
         "no-counterexample": "未記錄反例。",
         "none": "（無）",
         "no-policy": "沒有一致的策略",

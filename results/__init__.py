@@ -20,6 +20,8 @@ from .records import (
     CensusRecord,
     Counterexample,
     Example,
+    Pack,
+    PackNode,
     RawRun,
     RunInfo,
     Tensor,
@@ -37,8 +39,8 @@ PLAIN_RAW = "raw.json"
 
 __all__ = [
     "CENSUS", "CONFORMANT", "IMPLEMENTATION_LOG", "NON_CONFORMANT", "OUTCOMES", "RAW", "CaseResult", "CensusRecord",
-    "Counterexample", "Example", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path",
-    "read_bounded", "read_json", "save", "to_json", "verdicts",
+    "Counterexample", "Example", "Pack", "PackNode", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load",
+    "raw_path", "read_bounded", "read_json", "save", "to_json", "verdicts",
 ]
 
 

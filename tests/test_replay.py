@@ -25,7 +25,7 @@ from engine.plugins import portable, resolve
 from engine.worker import call
 from generators import Case
 from reports.replay import snippet, standalone
-from results import Counterexample
+from results import Counterexample, Pack, PackNode
 from results.tensors import to_tensor
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -87,6 +87,26 @@ def test_snippets_reach_the_suites_verdict(tmp_path: Path, impl: str, form: str 
         assert (done.returncode == 0) == (result.outcome == "pass"), (result.outcome, done.stdout, done.stderr)
         if result.outcome in ("fail", "missing-rejection"):
             assert "AssertionError" in done.stderr, done.stderr
+
+
+# Every way the standalone snippet runs a model, in a form each runtime gets right: a packed
+# model's nodes answer differently, so a snippet that read another node's output would fail.
+PACKED = [("tract", "symbolic"), ("tvm", "symbolic"), ("iree", "static"), ("tinygrad", "initializer"),
+          ("onnxruntime", "static"), ("openvino", "symbolic"), ("onnx-reference", "static"),
+          (f"model:{MODEL}:compile", "symbolic"), ("backend:onnxruntime.backend", "initializer")]
+
+
+@pytest.mark.parametrize(("impl", "form"), [
+    pytest.param(*case, marks=pytest.mark.skipif(not _installed(case[0]), reason=f"{case[0]} is not installed here"))
+    for case in PACKED], ids=[c[0].split("/")[-1] for c in PACKED])
+def test_snippets_of_a_packed_model_check_their_node(tmp_path: Path, impl: str, form: str) -> None:
+    datas = [np.array([[1, 2, 3]], np.float32), np.array([[3, 2, 1]], np.float32), np.array([[2, 1, 3]], np.float32)]
+    nodes = [PackNode(to_tensor(data), {"axis": 1}) for data in datas]
+    for position, answer in ((1, "[[2]]"), (2, "[[1]]")):
+        ce = Counterexample(nodes[position].input, {"axis": 1}, None, None, "", "", pack=Pack(form, position, nodes))
+        for script in (snippet(portable(impl), 13, ce, form=form), standalone(portable(impl), 13, ce, form=form)):
+            done = _run(script, tmp_path)
+            assert done.returncode == 0 and done.stdout.split() == [answer], (done.stdout, done.stderr)
 
 
 # --- reproducers that fail while the bug is there (issues 21 and 22) ---------------------------
