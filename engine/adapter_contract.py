@@ -11,3 +11,13 @@ COMPILE_CACHE_ENV = "ARGMIN_COMPILE_CACHE"
 class NotPackable(Exception):
     """The adapter cannot answer a packed model (a ``model:`` plug-in whose callable returns one
     output only): its calls are made one by one."""
+
+
+# The nodes of a packed model that answered a call, in order: an index i >= 0 is the call at index i
+# of the calls asked together (a pack's, or a request's unit: ``answers`` counts from its first
+# call); -1 - s is a dummy input (zeros of shape (1,) * rank, the rank and type of the answered
+# call) with attributes ``spec.load(version).signatures(rank)[s]``, which a signature model feeds
+# the nodes no call of the pack took (engine.adapters.signatures). With it, the process that owns
+# the run can rebuild the model that gave a packed-only failure (engine.session).
+Layout = tuple[int, ...]
+SAME: Layout = ()  # on the wire: the previous reply's layout (a request sends each model's once)

@@ -11,7 +11,9 @@ its exit code or signal; so does an implementation that holds more memory than
 progress is watched and its worker killed once over the limit, before it takes the machine).
 Either way the next call starts a fresh worker. Calls may also be asked through packed models
 (``Runner.packs``: many cases, one compiled model); a pack that crashes or hangs is bisected in
-fresh workers until one call, asked alone, is to blame. Answers are bounded (see ``worker``): the parent
+fresh workers until one call, asked alone, is to blame. A packed answer says which model gave it
+(``Reply.pack``: its nodes, this process's own arrays, rebuilt from the layout the worker tells),
+so that a failure only that model shows can be asked again. Answers are bounded (see ``worker``): the parent
 never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
 never pickles: the worker runs the implementation's code.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import mmap
 import os
@@ -41,14 +44,16 @@ import tempfile
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
+from typing import NamedTuple
 
 import numpy as np
 
+import spec
 from engine import sandbox, worker
 from engine.forms import INITIALIZER, STATIC, SYMBOLIC
 from engine.loader import UsageError, check, describe, portable, resolve
@@ -84,6 +89,70 @@ MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model 
 PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
 
 
+class Node(NamedTuple):
+    """One node of a packed model: the input it was fed and its attributes."""
+
+    data: np.ndarray
+    attributes: Mapping[str, int]
+    dummy: bool = False  # a signature model's dummy input (zeros of shape (1,) * rank), no call's
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The packed model that answered a call, as the process that owns the run rebuilds it from
+    the worker's layout (engine.worker.Layout): its nodes in order, the calls' own arrays and
+    dummies made here, and the call's node. Enough to ask that very model again."""
+
+    nodes: tuple[Node, ...]
+    position: int
+
+
+@functools.cache
+def _signatures(version: int, rank: int) -> tuple[dict[str, int], ...]:
+    return spec.load(version).signatures(rank)
+
+
+class Layouts:
+    """The packed models that replies name by layout (engine.worker.Layout), rebuilt from the
+    calls asked: a request's replies tell a model's layout once, then SAME (worker.serve), and
+    its nodes are made once, shared by the replies of every call it answered."""
+
+    def __init__(self, calls: Sequence[CallArgs]) -> None:
+        self._calls = calls
+        self._last: tuple[worker.Layout, Sequence[int], tuple[Node, ...]] | None = None
+
+    def packed(self, layout: worker.Layout | None, position: int, unit: Sequence[int], at: int) -> Packed | None:
+        """The model of ``layout`` (counted in the calls of ``unit``) that answered ``calls[unit[at]]``
+        at node ``position``. Malformed where it names a call outside the unit or a signature the
+        rank lacks, or puts another call at that node."""
+        if layout is None:
+            return None
+        last = self._last
+        if layout == worker.SAME:
+            if last is None:
+                raise worker.Malformed("the same layout as no reply before")
+            layout = last[0]
+        if not 0 <= position < len(layout) or layout[position] != at or len(layout) > MAX_NODES:
+            raise worker.Malformed("a layout without the call it answered")
+        if last is None or last[0] != layout or last[1] is not unit:
+            self._last = last = (layout, unit, self._nodes(layout, unit, at))
+        return Packed(last[2], position)
+
+    def _nodes(self, layout: worker.Layout, unit: Sequence[int], at: int) -> tuple[Node, ...]:
+        data, version, _, _ = self._calls[unit[at]]
+        signatures = _signatures(version, data.ndim)
+        dummy, nodes = np.zeros((1,) * data.ndim, data.dtype), []
+        for entry in layout:
+            if not -len(signatures) <= entry < len(unit):
+                raise worker.Malformed("a layout naming no call of its pack and no signature")
+            if entry >= 0:
+                call = self._calls[unit[entry]]
+                nodes.append(Node(call[0], call[2]))
+            else:
+                nodes.append(Node(dummy, signatures[-1 - entry], True))
+        return tuple(nodes)
+
+
 @dataclass
 class Reply:
     """What one call did. ``seconds`` is the implementation's own time where it answered (the
@@ -102,6 +171,7 @@ class Reply:
     compiles: int = 0
     loaded: int = 0
     model_seconds: float = 0.0
+    pack: Packed | None = None  # the packed model that answered (nodes > 1), where the worker said
 
 
 def _loaded(message: bytes) -> dict:
@@ -564,10 +634,12 @@ class Runner:
         datas = [np.array(calls[index][0], copy=True) for index in unit]
         outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
                                   self.refused(calls, unit))
-        for index, answered in zip(unit, outcomes, strict=True):
+        layouts = Layouts(calls)
+        for at, (index, answered) in enumerate(zip(unit, outcomes, strict=True)):
             spent = worker.models_of(self._fn)
-            replies[index] = Reply(*worker.detached(answered.reply, answered.nodes, answered.split,
-                                                    spent - self._spent))
+            *delivered, layout, position = worker.detached(answered.reply, answered.nodes, answered.split,
+                                                           spent - self._spent, answered.layout, answered.position)
+            replies[index] = Reply(*delivered, pack=layouts.packed(layout, position, unit, at))
             self._spent = spent
         self._adapted(calls, unit, replies)
 
@@ -605,12 +677,14 @@ class Runner:
         request = pickle.dumps(current.arena.pack(calls, units, refused), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
+        layouts = Layouts(calls)
         while units:
             unit = units[0]
             for position, index in enumerate(unit):
                 left = len(unit) - position
                 # A pack may compile and bisect before it answers: it has the run's full timeout.
-                reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left)
+                reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left,
+                                    functools.partial(layouts.packed, unit=unit, at=position))
                 reply.nodes = min(reply.nodes, MAX_NODES)  # what the worker says, within what a model holds
                 start = time.perf_counter()
                 if reply.status in FAULTS and reply.nodes > 1 and left > 1:
@@ -649,9 +723,11 @@ class Runner:
             self._spare = _Worker(self._launch, ahead=True)
         return problem
 
-    def _reply(self, current: _Worker, start: float, timeout: float, nodes: int = 1) -> Reply:
+    def _reply(self, current: _Worker, start: float, timeout: float, nodes: int = 1,
+               packed: Callable[[worker.Layout | None, int], Packed | None] = lambda *_: None) -> Reply:
         """The worker's reply to its next call, or what happened to the worker instead (with
-        ``nodes``: the calls of the pack in flight that are still unanswered)."""
+        ``nodes``: the calls of the pack in flight that are still unanswered); ``packed`` makes
+        the model the reply's layout names (``Layouts.packed``)."""
         try:
             first = min(timeout, _WATCH_SECONDS)  # most calls answer within it: one poll, as with no limit
             waited = "answered" if current.conn.poll(first) else self._wait(current, first, timeout)
@@ -678,7 +754,8 @@ class Runner:
                                             f"reply may take; the worker process was killed", elapsed, nodes=nodes)
             return Reply(CRASH, None, _death(current.stop()), elapsed, nodes=nodes)
         try:
-            outcome = Reply(*worker.decode(reply))
+            *delivered, layout, position = worker.decode(reply)
+            outcome = Reply(*delivered, pack=packed(layout, position))
         except worker.Malformed as exc:  # the implementation wrote to the pipe itself
             current.kill()
             self._worker = None

@@ -25,17 +25,19 @@ import numpy as np
 import spec
 from generators import Case
 from generators.twin import twin
-from results import CaseResult, CensusRecord
+from results import CaseResult, CensusRecord, Pack, PackNode
 from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
+from results.tensors import to_tensor
 
 from .forms import STATIC, SYMBOLIC
-from .isolation import CallArgs, Reply, Runner
+from .isolation import CallArgs, Node, Packed, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .loader import UsageError
 from .minimize import minimize
 from .options import Settings, implementation
+from .packs import smallest
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost
@@ -411,10 +413,31 @@ class Session:
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))
         result.counterexample.minimized = not unminimized and not packed
         result.counterexample.also = [j.example() for j in self._also(key, judgement)]
+        if packed and judgement.reply.pack is not None:
+            result.counterexample.pack = self._pack(judgement, key)
         self._record(result, [])
         state.recorded.add(judgement.case.key())
         state.aside.add(key)
         state.reported.append(f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}")
+
+    def _pack(self, judgement: Judgement, key: Key) -> Pack:
+        """The packed model a packed-only failure shows in: the smallest one found that fails the
+        same way (engine.packs), each candidate asked as one pack; or the one it was found in,
+        marked not reproduced, where that one, asked again, answered right."""
+        case, suite = judgement.case, judgement.result.suite
+
+        def ask(nodes: Sequence[Node], position: int) -> Packed | None:
+            calls = [(node.data, case.version, node.attributes, self.form) for node in nodes]
+            reply = self.call_many(calls, pack=True, units=[list(range(len(calls)))])[position]
+            if reply.nodes < 2 or reply.pack is None:
+                return None
+            failures = self._packed(case, suite, reply).failures
+            return reply.pack if any((f.clause, f.problem) == (key[0], key[2]) for f in failures) else None
+
+        found = judgement.reply.pack
+        shown = smallest(found, ask)
+        nodes = [PackNode(to_tensor(node.data), dict(node.attributes)) for node in (shown or found).nodes]
+        return Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None)
 
     @staticmethod
     def _failure_of(judgement: Judgement, key: Key) -> Failure:

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from engine.adapter_contract import COMPILE_CACHE_ENV, NotPackable
+from engine.adapter_contract import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, UNSUPPORTED
 
 try:
@@ -55,8 +55,10 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
 # A reply as the process that owns the run receives it: plus the nodes of the model that
 # answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
-# whether its pack was split (``Answered``), and the ``Models`` fields since the previous reply.
-Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float]
+# whether its pack was split (``Answered``), the ``Models`` fields since the previous reply, and
+# the packed model's Layout (None: none told; SAME: the previous reply's) with the call's node in it.
+Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float,
+                  "Layout | None", int]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
@@ -213,12 +215,20 @@ def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seco
 
 class Answered(NamedTuple):
     """One call's reply as ``answers`` gives it: with the nodes of the model that answered (1: a
-    one-node model, or a plain function), and whether its pack was split to get it (the pack
-    failed as a whole: the process that owns the run makes the next packs of its kind smaller)."""
+    one-node model, or a plain function), whether its pack was split to get it (the pack
+    failed as a whole: the process that owns the run makes the next packs of its kind smaller),
+    and for a packed model its Layout and the call's node in it."""
 
     reply: WireReply
     nodes: int = 1
     split: bool = False
+    layout: Layout | None = None
+    position: int = 0
+
+
+def _shifted(layout: Layout | None, start: int) -> Layout | None:
+    """A half's layout counted from the first call of the whole: the calls move, dummies do not."""
+    return layout if layout is None or not start else tuple(i + start if i >= 0 else i for i in layout)
 
 
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
@@ -251,13 +261,14 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
         return
     except (Exception, SystemExit):  # anything a single call would classify: bisected down to it
         half = len(datas) // 2
-        for part in (slice(None, half), slice(half, None)):
+        for begin, part in ((0, slice(None, half)), (half, slice(half, None))):
             for answered in answers(fn, datas[part], version, attributes[part], form):
-                yield answered._replace(split=True)
+                yield answered._replace(split=True, layout=_shifted(answered.layout, begin))
         return
     share = (time.perf_counter() - start) / len(datas)
     for answer, data, attrs in zip(packed, datas, attributes, strict=True):
-        yield Answered(_unpacked(answer, data, attrs, share), getattr(answer, "nodes", len(datas)))
+        yield Answered(_unpacked(answer, data, attrs, share), getattr(answer, "nodes", len(datas)),
+                       layout=getattr(answer, "layout", None), position=getattr(answer, "position", 0))
 
 
 def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
@@ -270,11 +281,14 @@ def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, a
 # parses it strictly (``decode``): a worker runs the implementation's code, so whatever it sends
 # is untrusted. A fixed header (status, by_value, seconds, the lengths that follow, the answer's
 # rank, the declared output's rank or -1, the nodes of the model that answered, whether its pack
-# was split, and the ``Models`` since the previous reply), the answer's shape and the declared shape (-1 for
-# an unknown dimension), the error text, the dtype as ``str|name`` and the answer's bytes. An
-# object answer crosses as a short text per element (at most OBJECT_TEXTS of them), joined by
-# ``_SEPARATOR``: what numpy holds as objects is a wrong answer, shown, never rebuilt.
-_HEADER = struct.Struct("<BBdIHBbHBIId")
+# was split, the ``Models`` since the previous reply, what it tells of a packed model's layout
+# and the call's node in it), the answer's shape and the declared shape (-1 for
+# an unknown dimension), the layout (one int16 per node), the error text, the dtype as ``str|name``
+# and the answer's bytes. An object answer crosses as a short text per element (at most
+# OBJECT_TEXTS of them), joined by ``_SEPARATOR``: what numpy holds as objects is a wrong answer,
+# shown, never rebuilt.
+_HEADER = struct.Struct("<BBdIHBbHBIIdBH")
+_NO_LAYOUT, _SAME_LAYOUT, _LAYOUT = range(3)  # a layout: none told, the previous reply's, its own (it follows)
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
 _SEPARATOR = "\x1f"
@@ -304,11 +318,20 @@ def _object_texts(value: np.ndarray) -> str:
     return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
 
 
-def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE) -> bytes:
+def _tellable(layout: Layout | None, nodes: int, position: int) -> bool:
+    """Whether ``layout`` describes a packed model of ``nodes``, the call's node among them."""
+    return layout is not None and nodes > 1 and 0 <= position < nodes and (layout == SAME or len(layout) == nodes)
+
+
+def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE,
+           layout: Layout | None = None, position: int = 0) -> bytes:
     """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
     model, or a plain function), ``split``: whether its pack was split to answer it
-    (``Answered``), and what was spent on ``models`` since the previous reply."""
+    (``Answered``), what was spent on ``models`` since the previous reply, and the packed
+    model's ``layout`` (SAME: the previous reply's) with the call's node ``position`` in it."""
     status, value, error, seconds, by_value, declared = reply
+    told = _NO_LAYOUT if not _tellable(layout, nodes, position) else _SAME_LAYOUT if layout == SAME else _LAYOUT
+    nodes_told = layout if told == _LAYOUT else ()
     shape: tuple[int, ...] = ()
     dtype, payload = b"", b""
     if value is not None:
@@ -321,8 +344,10 @@ def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models
     text = (error or "").encode("utf-8", errors="replace")
     compiled, loaded = (min(max(n, 0), 0xFFFFFFFF) for n in models[:2])
     header = _HEADER.pack(REPLY_STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
-                          -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds)
-    return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks), text, dtype, payload))
+                          -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds,
+                          told, position if told else 0)
+    return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks),
+                     struct.pack(f"<{len(nodes_told)}h", *nodes_told), text, dtype, payload))
 
 
 @functools.lru_cache(maxsize=64)  # numpy's dtype.name takes microseconds, and a run sees a few dtypes
@@ -349,13 +374,17 @@ def _dtype(text: str) -> np.dtype:
 def decode(reply: bytes) -> Delivered:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
-        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds = \
-            _HEADER.unpack_from(reply)
+        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds, told, \
+            position = _HEADER.unpack_from(reply)
         if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
-                or nodes < 1 or split > 1 or not math.isfinite(model_seconds):
+                or nodes < 1 or split > 1 or not math.isfinite(model_seconds) or told > _LAYOUT \
+                or (told and (nodes < 2 or position >= nodes)) or (position and not told):
             raise Malformed("a header out of range")
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
         start = _HEADER.size + 8 * len(numbers)
+        layout = None if told == _NO_LAYOUT else SAME if told == _SAME_LAYOUT else \
+            struct.unpack_from(f"<{nodes}h", reply, start)
+        start += 2 * len(layout or ())
         error = reply[start:start + errors].decode("utf-8", errors="replace")[:2 * _ERROR_CHARS] or None
         start += errors
         kind = reply[start:start + dtypes].decode("ascii")
@@ -366,7 +395,7 @@ def decode(reply: bytes) -> Delivered:
             if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
             return REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), \
-                compiled, loaded, model_seconds
+                compiled, loaded, model_seconds, layout, position
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -379,20 +408,23 @@ def decode(reply: bytes) -> Delivered:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
         return REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
-            loaded, model_seconds
+            loaded, model_seconds, layout, position
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE) -> Delivered:
-    """What ``decode(encode(reply, nodes, split, models))`` gives, without the bytes
-    (in-process calls): the answer as a copy, objects as their descriptions."""
+def detached(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE,
+             layout: Layout | None = None, position: int = 0) -> Delivered:
+    """What ``decode(encode(reply, nodes, split, models, layout, position))`` gives, without
+    the bytes (in-process calls): the answer as a copy, objects as their descriptions."""
     status, value, error, seconds, by_value, declared = reply
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
-    return status, value, error, seconds, by_value, declared, nodes, split, *models
+    told = _tellable(layout, nodes, position)
+    return status, value, error, seconds, by_value, declared, nodes, split, *models, \
+        layout if told else None, position if told else 0
 
 
 def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -508,7 +540,8 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         except (EOFError, OSError):
             return
         # A batch of packs (a pack of one is a plain call): one reply per call, in order, as its pack ends.
-        refusals = Refusals()
+        # A packed model's layout is sent with its first reply in the batch, the next ones say SAME.
+        refusals, told = Refusals(), None
         for datas, version, attributes, form, refused in pickle.loads(request):
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
@@ -523,7 +556,11 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
                         reply = _without_answer(CRASH, out_of_memory(peak, memory_limit), reply[3])
                 now_spent = models_of(fn)
-                conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent))
+                layout = answered.layout if _tellable(answered.layout, answered.nodes, answered.position) else None
+                if layout is not None:
+                    layout, told = (SAME, told) if layout == told else (layout, layout)
+                conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent, layout,
+                                       answered.position))
                 spent = now_spent
                 if reply[0] == CRASH:  # the parent starts a fresh worker: this one may hold what leaked
                     return

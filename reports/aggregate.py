@@ -21,7 +21,7 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import CENSUS, OUTCOMES, CaseResult, Counterexample, RawRun, Tensor
+from results import CENSUS, OUTCOMES, CaseResult, Counterexample, Pack, RawRun, Tensor
 from results.causes import signature, special_values
 from results.outcomes import ERROR, FAIL, FAULTS, MISSING_REJECTION, PASS, SEVERITY
 from results.verdict import Standing, clause_number, standings
@@ -70,6 +70,18 @@ def _tensor(value: Tensor | str | None) -> doc.Value:
         return {"type": str(value.type_name), "shape": [int(n) for n in value.shape],
                 "values": [str(v) for v in value.values], "display": display_values(value)}
     return None if value is None else str(value)
+
+
+def _attributes(attributes: dict) -> dict:
+    return {str(k): v for k, v in attributes.items()}
+
+
+def _pack(pack: Pack | None) -> doc.Pack | None:
+    """The packed model a packed-only failure showed in, node by node (results.records.Pack)."""
+    if pack is None:
+        return None
+    return {"form": str(pack.form), "position": int(pack.position), "reproduced": bool(pack.reproduced),
+            "nodes": [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in pack.nodes]}
 
 
 def _run(raw: RawRun) -> doc.Run:
@@ -308,6 +320,7 @@ def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
         "detail": _detail(str(ce.message), ce.actual),
         "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
                   "actual": _tensor(e.actual)} for e in ce.also],
+        "pack": _pack(ce.pack),
     }
 
 

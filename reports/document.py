@@ -246,6 +246,18 @@ class Also(TypedDict):
     actual: Value
 
 
+class PackNode(TypedDict):
+    input: Tensor
+    attributes: Attributes
+
+
+class Pack(TypedDict):
+    form: str
+    position: int
+    reproduced: bool
+    nodes: list[PackNode]
+
+
 class _Counterexample(TypedDict):
     input: Tensor
     attributes: Attributes
@@ -259,6 +271,7 @@ class _Counterexample(TypedDict):
 
 class Counterexample(_Counterexample, total=False):
     also: list[Also]
+    pack: Pack | None
 
 
 class _Failure(TypedDict):

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import keyword
 import re
-from pathlib import Path
 
 import spec
 from engine import runtimes
-from engine.adapters.models import recipe
+from engine.adapters.models import INPUT, recipe
 from results import Counterexample, Tensor
 from results.tensors import from_tensor
 from spec.oracle import Expectation, expect
-
-CHECKOUT = Path(__file__).resolve().parent.parent  # what replay snippets put on sys.path
 
 _WRAPPED = re.compile(r"^(?:np|numpy|ml_dtypes)\.\w+\((.*)\)$")
 _BOOLS = {"np.True_": "True", "np.False_": "False", "numpy.True_": "True", "numpy.False_": "False"}
@@ -127,13 +124,24 @@ def _call_arguments(version: int, attributes: dict) -> str:
 
 
 def _data_lines(ce: Counterexample) -> list[str]:
-    return [f"values = {_values_literal(ce.input.values)}", f"data = {build_expression(ce.input)}",
-            f"attributes = {dict(ce.attributes)!r}"]
+    """Lines setting ``data`` and ``attributes``, the case's; for a failure in a packed model also
+    ``datas`` and ``node_attributes``, every node's in order, the case's at POSITION."""
+    if ce.pack is None:
+        return [f"values = {_values_literal(ce.input.values)}", f"data = {build_expression(ce.input)}",
+                f"attributes = {dict(ce.attributes)!r}"]
+    lines = ["datas, node_attributes = [], []"]
+    for node in ce.pack.nodes:
+        lines += [f"values = {_values_literal(node.input.values)}", f"datas.append({build_expression(node.input)})",
+                  f"node_attributes.append({dict(node.attributes)!r})"]
+    return [*lines, f"POSITION = {int(ce.pack.position)}  # the failing case's node",
+            "data, attributes = datas[POSITION], node_attributes[POSITION]"]
 
 
 def _headline(version: int, clause: str | None, ce: Counterexample, where: str) -> str:
     """A comment line: its texts come from the report, so a line break in them must not end the
     comment and become code (repr keeps every character visible and on this line)."""
+    if ce.pack is not None:
+        where += f", node {int(ce.pack.position)} of a packed model of {len(ce.pack.nodes)} nodes"
     text = f"ArgMin-{int(version)} {clause or ''} ({ce.problem}) on {where}.".replace("  ", " ")
     return "# " + (text if text.isprintable() else repr(text))
 
@@ -141,30 +149,38 @@ def _headline(version: int, clause: str | None, ce: Counterexample, where: str) 
 def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semantic", clause: str | None = None,
             form: str | None = None) -> str:
     """A Python script that replays one counterexample at ArgMin-``version`` through the suite's
-    own plug-in loader and oracle: saved as a file, it runs from any directory with the
-    interpreter that ran the suite, and fails (AssertionError) while the implementation still
-    gets the input wrong. ``impl``: the --impl value with file paths absolute; ``kind``: the
-    case's kind (semantic or rejection); ``form``: the model form it failed in, if any."""
+    own plug-in loader and oracle: saved as a file, it runs from the root of the suite's checkout
+    (or with PYTHONPATH set to it: no local path is written in it) with the interpreter that ran
+    the suite, and fails (AssertionError) while the implementation still gets the input wrong.
+    ``impl``: the --impl value with file paths absolute; ``kind``: the case's kind (semantic or
+    rejection); ``form``: the model form it failed in, if any. A counterexample with a packed
+    model is asked through that model (the adapter's ``answer_pack``)."""
     if form is None:
         answer = "answer = fn(data, opset=VERSION, **attributes)"
         declared = ""
     else:
         answer = f"answer = fn.answer({form!r}, data, VERSION, attributes)"
+        if ce.pack is not None:
+            answer = f"answer = fn.answer_pack({ce.pack.form!r}, datas, VERSION, node_attributes)[POSITION]"
         declared = " or declared_shape(vspec, expected, answer.declared)"
     lines = [
         _headline(version, clause, ce, f"{impl}" + (f", {form} model" if form else "")),
-        "# Replays it with the argmin-conformance suite: run it with the Python that ran the suite.",
+        "# Replays it with the argmin-conformance suite: run it from the root of its checkout (or with",
+        "# PYTHONPATH set to it), with the Python that ran the suite.",
         "import sys",
-        "",
-        f"sys.path.insert(0, {str(CHECKOUT)!r})  # the argmin-conformance checkout",
         "",
         "import ml_dtypes  # noqa: F401 (bfloat16 inputs)",
         "import numpy as np",
         "",
-        "import spec",
-        "from engine.loader import resolve",
-        *(["from engine.judge import declared_shape"] if form else []),
-        "from spec.oracle import expect, verify",
+        "sys.path.insert(0, '')  # the current directory: the checkout, where run from its root",
+        "try:",
+        "    import spec",
+        "    from engine.loader import resolve",
+        *(["    from engine.judge import declared_shape"] if form else []),
+        "    from spec.oracle import expect, verify",
+        "except ImportError as exc:",
+        "    sys.exit(f'run this from the root of the argmin-conformance checkout, or with PYTHONPATH set '",
+        "             f'to it ({exc})')",
         "",
         f"VERSION = {int(version)}",
         f"fn = resolve({str(impl)!r})",
@@ -195,7 +211,7 @@ def _must_raise(run: list[str], clauses: str, name: str) -> list[str]:
 # --- the standalone snippet: onnx and the runtime, nothing of the suite -------------------------
 
 # A vendor's model plug-in: its import lines come from _plugin_import.
-_MODEL_PLUGIN = ([], ["result = np.asarray(FUNCTION(model)(*INPUTS))"])
+_MODEL_PLUGIN = ([], ["result = np.asarray(FUNCTION(model)(*INPUTS)PICK)"])
 
 
 def _runtime(impl: str) -> tuple[str, str | None] | None:
@@ -223,17 +239,24 @@ def _plugin_import(target: str) -> tuple[list[str], str]:
 
 def _runtime_lines(runtime: str, argument: str | None, form: str | None,
                    ce: Counterexample) -> tuple[list[str], list[str]]:
+    """The runtime entry's lines (engine.runtimes.entry.Runtime) with their placeholders filled:
+    the one-node model's input ``data``, or every node's (``datas``) and the case's output."""
     entry = runtimes.BY_WORD.get(runtime)
     imports, lines = (list(entry.imports), list(entry.lines)) if entry else _MODEL_PLUGIN
-    inputs = "[]" if form == "initializer" else "[data]"
-    feeds = "{}" if form == "initializer" else "{'data': data}"
-    if runtime == "onnxruntime" and form != "initializer" and _dtype_expression(ce.input.type_name)[0].startswith(
+    feed = "data"
+    if runtime == "onnxruntime" and _dtype_expression(ce.input.type_name)[0].startswith(
             "ml_dtypes"):  # onnxruntime's numpy bridge does not take ml_dtypes arrays
-        feeds = ("{'data': ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, "
-                 f"TensorProto.{ce.input.type_name.upper()})}}")
+        feed = f"ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, TensorProto.{ce.input.type_name.upper()})"
+    if ce.pack is None:
+        inputs, feeds, output, pick = "[data]", f"{{{INPUT!r}: {feed}}}", "0", ""
+    else:
+        inputs, output, pick = "datas", "POSITION", "[POSITION]"
+        feeds = f"{{f'{INPUT}_{{i}}': {feed} for i, data in enumerate(datas)}}"
+    if form == "initializer":
+        inputs, feeds = "[]", "{}"
     option = argument or (entry.default if entry else None)
     replacements = {"OPTION": repr(option),  # a value, quoted: a module name from a report is never pasted as code
-                    "INPUTS": inputs, "FEEDS": feeds}
+                    "INPUTS": inputs, "FEEDS": feeds, "OUTPUT": output, "PICK": pick}
     if runtime == "model":
         extra, function = _plugin_import(argument or "")
         imports, replacements["FUNCTION"] = ["import functools", *extra], function
@@ -262,8 +285,8 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
                form: str | None = None) -> str | None:
     """For a runtime the suite builds models for (built-ins, backend:, model:): a script that needs
     only numpy, onnx and the runtime (ml_dtypes for bfloat16), builds the one-node model inline
-    and asserts what the spec requires; fit to attach to a bug report upstream. None for a
-    function plug-in."""
+    (the packed model, for a counterexample with one) and asserts what the spec requires of the
+    case's output; fit to attach to a bug report upstream. None for a function plug-in."""
     found = _runtime(impl)
     if found is None or ce.input.type_name not in spec.catalogue():
         return None
@@ -285,10 +308,11 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
         *imports,
         "",
         "# The suite's own model builder (engine/adapters/models.py), as it ran.",
-        *recipe(),
+        *recipe(ce.pack is not None),
         f"VERSION = {int(version)}",
         *_data_lines(ce),
-        f"model = argmin_model(VERSION, data.dtype, data.ndim, attributes{_form_arguments(form)})",
+        f"model = argmin_model(VERSION, data.dtype, data.ndim, attributes{_form_arguments(form)})" if ce.pack is None
+        else f"model = packed_model({ce.pack.form!r}, datas, VERSION, node_attributes)",
         "",
     ]
     if kind == "rejection":

@@ -21,6 +21,8 @@ from .records import (
     CensusRecord,
     Counterexample,
     Example,
+    Pack,
+    PackNode,
     RawRun,
     RunInfo,
     Tensor,
@@ -37,8 +39,8 @@ PLAIN_RAW = "raw.json"
 
 __all__ = [
     "CENSUS", "IMPLEMENTATION_LOG", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample", "Example",
-    "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path", "read_bounded", "read_json", "save",
-    "to_json",
+    "Pack", "PackNode", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path", "read_bounded",
+    "read_json", "save", "to_json",
 ]
 
 

@@ -35,10 +35,33 @@ class Example:
 
 
 @dataclass
+class PackNode:
+    """One node of a packed model: its exact input and attributes."""
+
+    input: Tensor
+    attributes: dict[str, int]
+
+
+@dataclass
+class Pack:
+    """The packed model a failure showed in, where its one-node model answers right: every node
+    in order (the failing case's at ``position``), in the model ``form``, so that the replays
+    rebuild it (models.packed_model). The smallest pack found that still fails the same way, or
+    the pack it was found in; ``reproduced`` is False where that one, asked again, answered right
+    (the failure stands as observed)."""
+
+    form: str
+    position: int
+    nodes: list[PackNode]
+    reproduced: bool = True
+
+
+@dataclass
 class Counterexample:
     """Everything needed to replay a failure: the exact input and attributes (the version is
-    the result's), what the spec expected, what came back and why it is wrong; and up to three
-    varied inputs that fail the same way (``also``), to show the extent of the bug."""
+    the result's), what the spec expected, what came back and why it is wrong; up to three
+    varied inputs that fail the same way (``also``), to show the extent of the bug; and for a
+    failure only packed models show, the packed model (``pack``)."""
 
     input: Tensor
     attributes: dict[str, int]
@@ -48,6 +71,7 @@ class Counterexample:
     message: str
     minimized: bool = True  # False where minimizing was cut short (crash or hang budget)
     also: list[Example] = field(default_factory=list)
+    pack: Pack | None = None
 
 
 @dataclass
@@ -213,6 +237,9 @@ def result_from_json(item: dict[str, Any]) -> CaseResult:
         for key in ("input", "expected", "actual"):
             ce[key] = _tensor(ce[key])
         ce["also"] = [Example(_tensor(e["input"]), e["attributes"], _tensor(e["actual"])) for e in ce.get("also", [])]
+        if ce.get("pack"):
+            nodes = [PackNode(_tensor(n["input"]), n["attributes"]) for n in ce["pack"]["nodes"]]
+            ce["pack"] = Pack(**{**ce["pack"], "nodes": nodes})
         item["counterexample"] = Counterexample(**ce)
     return CaseResult(**item)
 

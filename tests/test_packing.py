@@ -74,9 +74,10 @@ def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
 def test_the_reply_header_carries_nodes_splits_and_model_costs_strictly() -> None:
     outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
     models = worker.Models(2, 5, 0.25)
-    assert worker.decode(worker.encode(outcome, 17, True, models))[6:] == (17, True, 2, 5, 0.25)
-    assert worker.detached(outcome, 17, True, models)[6:] == (17, True, 2, 5, 0.25)
-    nodes = worker._HEADER.size - 19  # nodes (H), split (B), compiled and loaded (I), seconds (d) end the header
+    assert worker.decode(worker.encode(outcome, 17, True, models))[6:11] == (17, True, 2, 5, 0.25)
+    assert worker.detached(outcome, 17, True, models)[6:11] == (17, True, 2, 5, 0.25)
+    # nodes (H), split (B), compiled and loaded (I), seconds (d), then the layout's kind (B) and node (H)
+    nodes = worker._HEADER.size - 22
     for offset, forged_bytes in ((nodes, b"\0\0"), (nodes + 2, b"\2")):  # no model has no node; split is a flag
         forged = bytearray(worker.encode(outcome, 1))
         forged[offset:offset + len(forged_bytes)] = forged_bytes
@@ -191,7 +192,11 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     cards = [c for c in document["cards"] if c["outcome"] == "fail"]  # an index out of range, or not a minimum
     page = render_report(document)
     assert cards and all(card["packed"] > 3 and f"packed model of {card['packed']} nodes" in page for card in cards)
-    assert "it passes, and shows the case, not the packed failure" in page, "its one-node replay is not a repro"
+    assert "rebuilds the packed model above" in page, "its replay rebuilds the pack (tests/test_packed_failures.py)"
+    for failure in document["failures"]:
+        failure["counterexample"]["pack"] = None  # a run that recorded no pack
+    assert "it passes, and shows the case, not the packed failure" in render_report(document), \
+        "there, its one-node replay is not a repro, and the card says so"
     version, = document["versions"]
     assert "in packed models only: float" in _causes(version["causes"]), "the terminal's verdict line says so"
     assert 'class="packed-mark"' in page, "and the verdict on the page"

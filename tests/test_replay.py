@@ -1,7 +1,8 @@
-"""Replay snippets run as files, from a directory unrelated to the checkout, with the interpreter
-that ran the suite (isolated: no PYTHONPATH, no user site), and reach the suite's verdict: they
-fail while the implementation gets the input wrong and pass where it gets it right. The
-standalone snippet of a model-based runtime needs nothing of the suite."""
+"""Replay snippets run as files kept in a directory unrelated to the checkout, run from the
+checkout's root (as they say: they name no local path), with the interpreter that ran the suite
+(isolated: no PYTHONPATH, no user site), and reach the suite's verdict: they fail while the
+implementation gets the input wrong and pass where it gets it right. The standalone snippet of a
+model-based runtime needs nothing of the suite (run so, the checkout is not on its path)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ from engine.loader import portable, resolve
 from engine.worker import call
 from generators import Case
 from reports.replay import snippet, standalone
-from results import Counterexample
+from results import Counterexample, Pack, PackNode
 from results.tensors import to_tensor
 
+CHECKOUT = Path(__file__).resolve().parent.parent
 IMPLS = Path(__file__).parent / "impls"
 MODEL = IMPLS / "model_onnxruntime.py"
 FLT_MAX = np.finfo(np.float32).max
@@ -52,7 +54,7 @@ CASES = [
 def _run(script: str, folder: Path) -> subprocess.CompletedProcess:
     path = folder / "replay.py"
     path.write_text(script, encoding="utf-8")
-    return subprocess.run([sys.executable, "-I", str(path)], cwd=folder, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-I", str(path)], cwd=CHECKOUT, capture_output=True, text=True,
                           timeout=300, check=False)
 
 
@@ -85,6 +87,26 @@ def test_snippets_reach_the_suites_verdict(tmp_path: Path, impl: str, form: str 
         assert (done.returncode == 0) == (result.outcome == "pass"), (result.outcome, done.stdout, done.stderr)
         if result.outcome in ("fail", "missing-rejection"):
             assert "AssertionError" in done.stderr, done.stderr
+
+
+# Every way the standalone snippet runs a model, in a form each runtime gets right: a packed
+# model's nodes answer differently, so a snippet that read another node's output would fail.
+PACKED = [("tract", "symbolic"), ("tvm", "symbolic"), ("iree", "static"), ("tinygrad", "initializer"),
+          ("onnxruntime", "static"), ("openvino", "symbolic"), ("onnx-reference", "static"),
+          (f"model:{MODEL}:compile", "symbolic"), ("backend:onnxruntime.backend", "initializer")]
+
+
+@pytest.mark.parametrize(("impl", "form"), [
+    pytest.param(*case, marks=pytest.mark.skipif(not _installed(case[0]), reason=f"{case[0]} is not installed here"))
+    for case in PACKED], ids=[c[0].split("/")[-1] for c in PACKED])
+def test_snippets_of_a_packed_model_check_their_node(tmp_path: Path, impl: str, form: str) -> None:
+    datas = [np.array([[1, 2, 3]], np.float32), np.array([[3, 2, 1]], np.float32), np.array([[2, 1, 3]], np.float32)]
+    nodes = [PackNode(to_tensor(data), {"axis": 1}) for data in datas]
+    for position, answer in ((1, "[[2]]"), (2, "[[1]]")):
+        ce = Counterexample(nodes[position].input, {"axis": 1}, None, None, "", "", pack=Pack(form, position, nodes))
+        for script in (snippet(portable(impl), 13, ce, form=form), standalone(portable(impl), 13, ce, form=form)):
+            done = _run(script, tmp_path)
+            assert done.returncode == 0 and done.stdout.split() == [answer], (done.stdout, done.stderr)
 
 
 # --- reproducers that fail while the bug is there (issues 21 and 22) ---------------------------
@@ -128,6 +150,21 @@ def test_replays_fail_on_the_bug_and_pass_on_a_correct_implementation(
         assert (done.returncode != 0) == fails and ("AssertionError" in done.stderr) == fails, (name, done.stderr)
 
 
+def test_a_replay_names_no_local_path_and_says_where_it_runs(tmp_path: Path) -> None:
+    """The report promises no local path: the replay finds the suite from where it is run, and
+    run from anywhere else it says so in one line."""
+    ce = Counterexample(to_tensor(np.array([2, 1, 1], np.int32)), {}, None, None, "", "")
+    script = snippet("zoo.correct:numpy_argmin", 13, ce, kind="semantic")
+    assert str(CHECKOUT) not in script
+    path = tmp_path / "replay.py"
+    path.write_text(script, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-I", str(path)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "run this from the root of the argmin-conformance checkout, or with PYTHONPATH" in done.stderr
+    assert _run(script, tmp_path).returncode == 0, "from the checkout's root it runs"
+
+
 def test_report_texts_enter_a_snippet_as_quoted_values(tmp_path: Path) -> None:
     """Fields of a report (clause, problem, module names) are data: a planted line stays a string."""
     planted = "x'); import os; os.system('touch PLANTED'); ('"
@@ -139,4 +176,4 @@ def test_report_texts_enter_a_snippet_as_quoted_values(tmp_path: Path) -> None:
     for script in scripts:
         compile(script, "replay.py", "exec")  # still Python
         _run(script, tmp_path)
-        assert not (tmp_path / "PLANTED").exists(), script
+        assert not (tmp_path / "PLANTED").exists() and not (CHECKOUT / "PLANTED").exists(), script

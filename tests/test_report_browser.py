@@ -96,8 +96,8 @@ def test_the_contrast_probe_sees_grey_on_grey(tmp_path: Path) -> None:
 # What may stay in Latin letters in the zh-TW report: names of the standard and its data (True and
 # False are the values the ONNX text gives select_last_index; L, I and S name the extents of the
 # tile grid).
-IDENTIFIERS = {"ArgMin", "ONNX", "True", "False", "IEEE", "NaN", "SHA", "Python", "T", "r", "n", "L", "I", "S",
-               "inf", "int", "int64", "axis", "keepdims", "select_last_index", "NotImplementedError",
+IDENTIFIERS = {"ArgMin", "ONNX", "True", "False", "IEEE", "NaN", "SHA", "Python", "PYTHONPATH", "T", "r", "n", "L",
+               "I", "S", "inf", "int", "int64", "axis", "keepdims", "select_last_index", "NotImplementedError",
                "numpy", "onnx", "reference", "checker"}  # packages, and the modules onnx.reference and onnx.checker
 
 

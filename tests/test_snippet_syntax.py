@@ -1,11 +1,12 @@
 """Every snippet a report can carry is Python: the replay and the standalone reproducer compile
 for every type the catalogue knows (bfloat16 and the float8 types need ml_dtypes), every kind of
-failure, every model form and every way of naming an implementation. A sample of them then runs
-(as files, in fresh interpreters) against a correct and a broken implementation and must pass on
-the first and fail on the second."""
+failure, every model form, one-node or packed, and every way of naming an implementation. A
+sample of them then runs (as files, in fresh interpreters) against a correct and a broken
+implementation and must pass on the first and fail on the second."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 import spec
 from engine import runtimes
 from reports.replay import snippet, standalone
-from results import Counterexample
+from results import Counterexample, Pack, PackNode
 from results.tensors import to_tensor
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -64,8 +65,10 @@ def test_every_snippet_compiles(version: int, type_name: str, kind: str) -> None
     scripts = [snippet(impl, version, ce, kind=kind, clause="C1") for impl in FUNCTION_IMPLS]
     for impl in MODEL_IMPLS:
         for form in FORMS:
-            scripts.append(snippet(impl, version, ce, kind=kind, clause="C1", form=form))
-            scripts.append(standalone(impl, version, ce, kind=kind, clause="C1", form=form))
+            packed = Pack(form, 1, [PackNode(ce.input, {}), PackNode(ce.input, {"axis": 0})])
+            for shown in (ce, dataclasses.replace(ce, pack=packed)):
+                scripts.append(snippet(impl, version, shown, kind=kind, clause="C1", form=form))
+                scripts.append(standalone(impl, version, shown, kind=kind, clause="C1", form=form))
     for script in filter(None, scripts):
         compile(script, "snippet.py", "exec")
 

@@ -13,14 +13,14 @@ import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 
-from engine.adapter_contract import NotPackable
+from engine.adapter_contract import Layout, NotPackable
 from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
 
 from . import compile_cache
@@ -50,6 +50,10 @@ class Answer:
     value: Any  # what the runtime returned
     declared: Declared  # the output shape it declared for this model
     nodes: int = 1  # the nodes of the model that answered
+    # A packed model's nodes (engine.worker.Layout, counted in the inputs of ``answer_pack``) and
+    # this answer's node among them: what rebuilds the model a packed-only failure showed in.
+    layout: Layout | None = None
+    position: int = 0
 
 
 class Cache:
@@ -184,19 +188,20 @@ class ModelArgMin(ABC):
         served = self._signatures.serve(datas, opset, attributes) if form == SYMBOLIC and self.signature_models \
             else {}
         rest = [index for index in range(len(datas)) if index not in served]
-        answers = {index: Answer(s.value, s.declared, s.nodes) for index, s in served.items()}
+        answers = {index: Answer(s.value, s.declared, s.nodes, s.layout, s.position) for index, s in served.items()}
         if len(rest) == 1:
             answers[rest[0]] = self.answer(form, datas[rest[0]], opset, attributes[rest[0]])
         elif rest:
             packed = self._pack(form, [datas[i] for i in rest], opset, [attributes[i] for i in rest])
-            answers.update(zip(rest, packed, strict=True))
+            layout = tuple(rest)
+            answers.update((index, replace(answer, layout=layout)) for index, answer in zip(rest, packed, strict=True))
         return [answers[index] for index in range(len(datas))]
 
     def _pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
               attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
         """Run every input through one packed model of ``form`` (``models.packed_model``): one
-        answer per node, in order. A pack of the same signature (``pack_key``) runs the model
-        already compiled."""
+        answer per node, in order, each with its node's position. A pack of the same signature
+        (``pack_key``) runs the model already compiled."""
         build = lambda: self._compile(packed_model(form, datas, opset, attributes))  # noqa: E731
         key = pack_key(form, datas, opset, attributes)
         compiled = build() if key is None else self._packs.get((form, key), build)
@@ -204,7 +209,8 @@ class ModelArgMin(ABC):
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(datas):
             raise NotPackable(f"{len(datas)} nodes gave {type(outputs).__name__} outputs")
         declared = compiled.declared or [None] * len(datas)
-        return [Answer(value, shape, len(datas)) for value, shape in zip(outputs, declared, strict=True)]
+        return [Answer(value, shape, len(datas), position=node)
+                for node, (value, shape) in enumerate(zip(outputs, declared, strict=True))]
 
     def __call__(self, data: np.ndarray, *, opset: int, **attributes: int) -> Any:
         return self.answer(SYMBOLIC, data, opset, attributes).value

@@ -23,6 +23,7 @@ models."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,12 @@ def signature(attributes: Mapping[str, int]) -> Signature:
     return tuple(sorted(attributes.items()))
 
 
+@functools.cache
+def _codes(opset: int, rank: int) -> dict[Signature, int]:
+    """Each signature's index among ``spec``'s signatures of ``rank``: how a Layout names a dummy's."""
+    return {signature(s): index for index, s in enumerate(spec.load(opset).signatures(rank))}
+
+
 @dataclass(frozen=True)
 class Part:
     """A compiled model serving some signatures of one rank: ``slots`` maps each to its node."""
@@ -51,6 +58,7 @@ class Part:
     declared: Sequence[Declared] | None
     slots: Mapping[Signature, int]
     dummy: np.ndarray  # what a node without a case is fed
+    dummies: tuple[int, ...]  # its Layout with every node fed the dummy (engine.worker.Layout)
 
     @property
     def nodes(self) -> int:
@@ -64,6 +72,8 @@ class Served:
     value: Any
     declared: Declared
     nodes: int
+    layout: tuple[int, ...]  # the model's nodes as the call fed them (engine.worker.Layout)
+    position: int  # the case's node
 
 
 class SignatureModels:
@@ -153,7 +163,9 @@ class SignatureModels:
             return None
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(signatures):
             return None  # a runtime (or model: plug-in) that gives one output only
-        return Part(compiled.run, compiled.declared, {s: node for node, s in enumerate(signatures)}, dummy)
+        codes = _codes(opset, rank)
+        return Part(compiled.run, compiled.declared, {s: node for node, s in enumerate(signatures)}, dummy,
+                    tuple(-1 - codes[s] for s in signatures))
 
     def _run(self, parts: list[Part], cases: list[tuple[int, np.ndarray, Signature]],
              served: dict[int, Served]) -> None:
@@ -173,12 +185,14 @@ class SignatureModels:
 
     def _ask(self, part: Part, cases: Mapping[Signature, tuple[int, np.ndarray, Signature]],
              served: dict[int, Served]) -> None:
-        inputs = [part.dummy] * part.nodes
-        for s, (_, data, _) in cases.items():
-            inputs[part.slots[s]] = data
+        inputs, layout = [part.dummy] * part.nodes, list(part.dummies)
+        for s, (index, data, _) in cases.items():
+            inputs[part.slots[s]], layout[part.slots[s]] = data, index
         outputs = part.run(*[self._feed(data) for data in inputs])
         if not isinstance(outputs, (list, tuple)) or len(outputs) != part.nodes:
             raise RuntimeError(f"a signature model of {part.nodes} nodes gave {type(outputs).__name__} outputs")
+        fed = tuple(layout)
         for s, (index, _, _) in cases.items():
             node = part.slots[s]
-            served[index] = Served(outputs[node], part.declared[node] if part.declared else None, part.nodes)
+            served[index] = Served(outputs[node], part.declared[node] if part.declared else None, part.nodes, fed,
+                                   node)

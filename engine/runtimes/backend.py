@@ -7,4 +7,4 @@ BACKEND = Runtime(
     adapter="engine.adapters.run_backend:BackendArgMin",
     option="module", example="backend:onnxruntime.backend",
     imports=("import importlib", "", "backend = importlib.import_module(OPTION)"),
-    lines=("result = backend.prepare(model, device='CPU').run(INPUTS)[0]",))
+    lines=("result = backend.prepare(model, device='CPU').run(INPUTS)[OUTPUT]",))

@@ -46,7 +46,9 @@ class Runtime:
     example: str | None = None  # an option value to show in usage errors
     # The standalone snippet's runtime lines: imports, then lines that set ``result`` (and
     # ``declared`` where the runtime declares an output shape) from ``model``. OPTION, INPUTS
-    # (the call's input list) and FEEDS (a dict by input name) are filled in by reports.replay.
+    # (the call's input list), FEEDS (a dict by input name), OUTPUT (the index of the output to
+    # check: a packed model has one per node) and PICK (the same as a subscript, empty for a
+    # one-node model: for runtimes that return one output bare) are filled in by reports.replay.
     imports: tuple[str, ...] = ()
     lines: tuple[str, ...] = ()
     # Commands a faithful run needs on PATH, each from the Debian package of the same name: nox

@@ -17,4 +17,4 @@ IREE = Runtime(
            "    extra_args=['--iree-llvmcpu-target-cpu=host', '--iree-input-demote-f64-to-f32=false'])",
            "context = iree.runtime.SystemContext(config=iree.runtime.Config('local-task'))",
            "context.add_vm_module(iree.runtime.VmModule.copy_buffer(context.instance, binary))",
-           "result = np.asarray(context.modules.module[model.graph.name](*INPUTS).to_host())"))
+           "result = np.asarray(context.modules.module[model.graph.name](*INPUTS)PICK.to_host())"))

@@ -7,6 +7,6 @@ ONNX_REFERENCE = Runtime(
     oldest="1.19.0",  # the suite's own lower bound for onnx
     adapter="engine.adapters.run_reference:ReferenceArgMin",
     imports=("from onnx.reference import ReferenceEvaluator",),
-    lines=("result = ReferenceEvaluator(model).run(None, FEEDS)[0]",
+    lines=("result = ReferenceEvaluator(model).run(None, FEEDS)[OUTPUT]",
            "declared = [str(d.dim_value) if d.HasField('dim_value') else '?' for d in "
-           "onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type.shape.dim]"))
+           "onnx.shape_inference.infer_shapes(model).graph.output[OUTPUT].type.tensor_type.shape.dim]"))

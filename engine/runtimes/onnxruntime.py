@@ -11,5 +11,5 @@ ONNXRUNTIME = Runtime(
     option="execution provider", default=CPU, example=f"onnxruntime:{CPU}",
     imports=("import onnxruntime as ort",),
     lines=("session = ort.InferenceSession(model.SerializeToString(), providers=[OPTION])",
-           "result = session.run(None, FEEDS)[0]",
-           "declared = [str(d) for d in session.get_outputs()[0].shape]"))
+           "result = session.run(None, FEEDS)[OUTPUT]",
+           "declared = [str(d) for d in session.get_outputs()[OUTPUT].shape]"))

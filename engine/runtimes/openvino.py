@@ -12,5 +12,5 @@ OPENVINO = Runtime(
     imports=("import openvino as ov",),
     lines=("core = ov.Core()",
            "compiled = core.compile_model(core.read_model(model.SerializeToString()), OPTION)",
-           "result = compiled(INPUTS)[compiled.output(0)]",
-           "declared = [str(d) for d in compiled.output(0).get_partial_shape()]"))
+           "result = compiled(INPUTS)[compiled.output(OUTPUT)]",
+           "declared = [str(d) for d in compiled.output(OUTPUT).get_partial_shape()]"))

@@ -10,4 +10,5 @@ TINYGRAD = Runtime(
              "from tinygrad import Tensor", "from tinygrad.nn.onnx import OnnxRunner"),
     lines=("path = tempfile.mkdtemp() + '/argmin.onnx'",
            "onnx.save(model, path)",
-           "result = OnnxRunner(path)({name: Tensor(value) for name, value in FEEDS.items()})['reduced'].numpy()"))
+           "outputs = OnnxRunner(path)({name: Tensor(value) for name, value in FEEDS.items()})",
+           "result = outputs[model.graph.output[OUTPUT].name].numpy()"))

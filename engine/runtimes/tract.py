@@ -10,5 +10,5 @@ TRACT = Runtime(
     lines=("path = tempfile.mkdtemp() + '/argmin.onnx'",
            "onnx.save(model, path)",
            "typed = tract.onnx().load(path).into_model()",
-           "declared = [str(d) for d in typed.output_fact(0).dims()]",
-           "result = typed.into_runnable().run(INPUTS)[0].to_numpy()"))
+           "declared = [str(d) for d in typed.output_fact(OUTPUT).dims()]",
+           "result = typed.into_runnable().run(INPUTS)[OUTPUT].to_numpy()"))

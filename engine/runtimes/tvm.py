@@ -9,4 +9,4 @@ TVM = Runtime(
     imports=("import tvm", "from tvm import relax", "from tvm.relax.frontend.onnx import from_onnx"),
     lines=("module = relax.transform.LegalizeOps()(from_onnx(model, keep_params_in_input=False))",
            "machine = relax.VirtualMachine(tvm.compile(module, target='llvm'), tvm.cpu())",
-           "result = machine['main'](*[tvm.runtime.tensor(x) for x in INPUTS]).numpy()"))
+           "result = machine['main'](*[tvm.runtime.tensor(x) for x in INPUTS])PICK.numpy()"))

@@ -9,7 +9,14 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
 - ``wrong_alone``: a one-node model with a static input answers the index after the right one:
   a bug only one-node models show (packed, or symbolic, it is right);
 - ``hang_on_three``: like crash_on_three, but it sleeps instead of dying;
-- ``stale_answers``: a compiled model run again on inputs of the same shapes answers as before.
+- ``stale_answers``: a compiled model run again on inputs of the same shapes answers as before;
+- ``wrong_beside_keepdims_0``: in a model that also holds a node with keepdims=0, every other node
+  answers the index after the right one: a bug only packs holding such a node show;
+- ``wrong_among_dummies``: a node answers the index after the right one where at least
+  DUMMIES other nodes of its model are fed a single zero, as a signature model feeds the nodes
+  no case took (engine.adapters.signatures): a bug only signature models show;
+- ``wrong_in_first_pack``: the first packed model the process runs answers the index after the
+  right one at every node, and no model after it: a bug seen once, never reproduced.
 
 ``correct`` has no bug at all. Compiles are counted by the adapter (ModelArgMin.compiles)."""
 
@@ -26,8 +33,10 @@ from onnx import helper, numpy_helper
 from zoo.correct import numpy_argmin
 
 Run = Callable[..., object]
-Bug = Callable[[int, int, list[np.ndarray], list[np.ndarray], bool], None]  # (position, nodes, inputs, outputs, static)
+# (position, nodes, inputs, outputs, static, every node's attributes)
+Bug = Callable[[int, int, list[np.ndarray], list[np.ndarray], bool, list[dict]], None]
 SIZE = 3
+DUMMIES = 16
 
 
 def _runtime(bug: Bug) -> Callable[[onnx.ModelProto], Run]:
@@ -45,7 +54,7 @@ def _runtime(bug: Bug) -> Callable[[onnx.ModelProto], Run]:
             outputs = [numpy_argmin(data, opset=opset, **attributes) for data, (_, attributes) in zip(datas, nodes,
                                                                                                        strict=True)]
             for position in range(len(nodes)):
-                bug(position, len(nodes), datas, outputs, static)
+                bug(position, len(nodes), datas, outputs, static, [attributes for _, attributes in nodes])
             return outputs if len(outputs) > 1 else outputs[0]
         return run
     return compile
@@ -57,23 +66,40 @@ def _next_index(outputs: list[np.ndarray], position: int) -> None:
     outputs[position] = np.asarray(outputs[position]) + 1
 
 
-def _crash(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+def _crash(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+           attributes: list[dict]) -> None:
     if datas[position].size == SIZE:
         os._exit(3)
 
 
-def _hang(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+def _hang(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+          attributes: list[dict]) -> None:
     if datas[position].size == SIZE:
         time.sleep(60)
 
 
-def _fourth(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+def _fourth(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+            attributes: list[dict]) -> None:
     if nodes > 3 and position == 3:
         _next_index(outputs, position)
 
 
-def _alone(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool) -> None:
+def _alone(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+           attributes: list[dict]) -> None:
     if nodes == 1 and static:
+        _next_index(outputs, position)
+
+
+def _beside_keepdims_0(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+                      attributes: list[dict]) -> None:
+    if any(a.get("keepdims") == 0 for i, a in enumerate(attributes) if i != position):
+        _next_index(outputs, position)
+
+
+def _among_dummies(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+                   attributes: list[dict]) -> None:
+    dummies = sum(d.size == 1 and not d.any() for i, d in enumerate(datas) if i != position)
+    if dummies >= DUMMIES:
         _next_index(outputs, position)
 
 
@@ -82,6 +108,23 @@ crash_on_three = _runtime(_crash)
 hang_on_three = _runtime(_hang)
 wrong_fourth_node = _runtime(_fourth)
 wrong_alone = _runtime(_alone)
+wrong_beside_keepdims_0 = _runtime(_beside_keepdims_0)
+wrong_among_dummies = _runtime(_among_dummies)
+
+
+_FIRST_PACK_RAN: list[bool] = []  # whether this process has run a packed model (wrong_in_first_pack)
+
+
+def wrong_in_first_pack(model: onnx.ModelProto) -> Run:
+    run = correct(model)
+
+    def once(*inputs: np.ndarray) -> object:
+        outputs = run(*inputs)
+        if len(model.graph.node) == 1 or _FIRST_PACK_RAN:
+            return outputs
+        _FIRST_PACK_RAN.append(True)
+        return [np.asarray(output) + 1 for output in outputs]
+    return once
 
 
 def stale_answers(model: onnx.ModelProto) -> Run:

@@ -1,0 +1,264 @@
+"""Failures only packed models show, recorded so that a vendor can reproduce them: the worker
+tells which model answered a packed call (its layout: the calls and dummy inputs of its nodes,
+and the call's node), the process that owns the run rebuilds that model from its own arrays, the
+session asks smaller packs until the smallest that still fails is found (engine.packs), the
+counterexample records it node by node, and both replay snippets rebuild it and fail while the
+runtime still gets it wrong. Fake model-level runtimes with packing bugs:
+tests/impls/model_packing.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from engine.loader import portable
+
+import spec
+from engine import worker
+from engine.isolation import Layouts, Node, Packed, Runner
+from engine.options import run_info
+from engine.packs import ASKS, smallest
+from engine.run import run_all
+from reports.aggregate import aggregate
+from reports.render import render_report
+from reports.replay import snippet, standalone
+from results import CaseResult, Counterexample, Pack, RawRun, Tensor, dumps, from_json
+from results.digest import counterexample_digest
+from results.verdict import verdicts
+from tests.impls.model_packing import DUMMIES
+from tests.test_packing import SCHEMA, SHAPES, expected, model, settings, static_calls
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+# --- the wire: a packed reply tells its model once ----------------------------------------------
+
+def test_a_reply_tells_its_packed_model_once_and_strictly() -> None:
+    outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
+    told = worker.encode(outcome, 3, False, worker.NONE, (2, -5, 0), 2)
+    same = worker.encode(outcome, 3, False, worker.NONE, worker.SAME, 1)
+    plain = worker.encode(outcome, 3)
+    assert worker.decode(told)[-2:] == ((2, -5, 0), 2) and worker.decode(same)[-2:] == (worker.SAME, 1)
+    assert worker.detached(outcome, 3, False, worker.NONE, (2, -5, 0), 2)[-2:] == ((2, -5, 0), 2)
+    assert worker.decode(plain)[-2:] == (None, 0)
+    assert len(told) == len(plain) + 6 and len(same) == len(plain), "two bytes per node, once per model"
+    assert worker.decode(worker.encode(outcome, 1, False, worker.NONE, (0,), 0))[-2:] == (None, 0), "one node: none"
+    mode = worker._HEADER.size - 3  # the layout's kind (B) and the node (H) end the header
+    for offset, forged_bytes in ((mode, b"\3"), (mode + 1, b"\3\0")):  # no such kind; a node past the model's
+        forged = bytearray(told)
+        forged[offset:offset + len(forged_bytes)] = forged_bytes
+        with pytest.raises(worker.Malformed):
+            worker.decode(bytes(forged))
+
+
+def test_a_layout_is_checked_against_the_calls_it_names() -> None:
+    calls = static_calls([(2, 2), (3,), (4,)])
+    unit = [0, 1, 2]
+    layouts = Layouts(calls)
+    with pytest.raises(worker.Malformed):
+        layouts.packed(worker.SAME, 0, unit, 0)  # no layout told before
+    packed = layouts.packed((1, 0, -1), 1, unit, 0)
+    assert [node.data is calls[i][0] for node, i in zip(packed.nodes[:2], (1, 0), strict=True)] == [True, True]
+    dummy = packed.nodes[2]
+    assert dummy.dummy and dummy.data.shape == (1, 1) and dummy.attributes == spec.load(13).signatures(2)[0]
+    assert layouts.packed(worker.SAME, 0, unit, 1).nodes is packed.nodes, "a model's nodes are made once"
+    for layout, position, at in (((1, 0), 0, 0), ((0, 3), 0, 0), ((0, -10_000), 0, 0), ((0, 1), 2, 0)):
+        with pytest.raises(worker.Malformed):  # another call at the node; no such call, signature or node
+            layouts.packed(layout, position, unit, at)
+
+
+# --- the Runner: each packed reply carries the model that answered it ----------------------------
+
+@pytest.fixture(params=["process", "none"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def _checked(calls: list[tuple], unit: list[int], replies: list) -> list[Packed]:
+    """The packs of the replies to ``unit``: each rebuilt from the calls' own arrays, the call at its node."""
+    packs = []
+    for index in unit:
+        reply = replies[index]
+        if reply.nodes == 1:
+            assert reply.pack is None
+            continue
+        pack = reply.pack
+        assert len(pack.nodes) == reply.nodes and pack.nodes[pack.position].data is calls[index][0]
+        assert all(node.dummy or any(node.data is calls[i][0] for i in unit) for node in pack.nodes)
+        packs.append(pack)
+    return packs
+
+
+def test_a_bisected_pack_names_the_models_of_its_halves(isolation: str) -> None:
+    calls = static_calls(SHAPES)
+    calls[4] = (calls[4][0], 13, {"axis": 5}, "static")  # an invalid model fails its whole pack
+    with Runner("onnxruntime", isolation=isolation) as runner:
+        replies = runner.call_many(calls, pack=True, units=[list(range(len(calls)))])
+    packs = _checked(calls, list(range(len(calls))), replies)
+    assert packs and all(len(pack.nodes) < len(calls) for pack in packs), "the halves without the invalid call"
+    assert {len(pack.nodes) for pack in packs} >= {2}
+    for pack in packs:  # the model rebuilt from the pack answers as the reply did
+        asked = [(node.data, 13, node.attributes, "static") for node in pack.nodes]
+        with Runner("onnxruntime", isolation="none") as again:
+            answer = again.call_many(asked, pack=True, units=[list(range(len(asked)))])[pack.position]
+        assert answer.value.tolist() == expected(asked[pack.position])
+
+
+def test_a_signature_model_names_its_dummies(isolation: str) -> None:
+    rng = np.random.default_rng(1)
+    calls = [(rng.random(n + 1).astype(np.float32), 13, a, "symbolic")
+             for n, a in enumerate([{}, {"keepdims": 0}, {"axis": -1, "select_last_index": 1}] * 10)]
+    signatures = spec.load(13).signatures(1)
+    with Runner(model("correct"), isolation=isolation) as runner:
+        runner.call_many(calls, pack=True, units=[list(range(len(calls)))])  # enough rank-1 cases: a model is worth it
+        replies = runner.call_many(calls[:3], pack=True, units=[[0, 1, 2]])
+    packs = _checked(calls, [0, 1, 2], replies)
+    assert len(packs) == 3 and all(len(pack.nodes) == len(signatures) for pack in packs)
+    assert all(pack.nodes is packs[0].nodes for pack in packs), "one model, one list of nodes"
+    dummies = [node for node in packs[0].nodes if node.dummy]
+    assert len(dummies) == len(signatures) - 3 and all(d.data.shape == (1,) and not d.data.any() for d in dummies)
+    assert sorted(sorted(n.attributes.items()) for n in packs[0].nodes) == sorted(sorted(s.items()) for s in signatures)
+    assert [r.value.tolist() for r in replies] == [expected(call) for call in calls[:3]]
+
+
+# --- engine.packs: the smallest pack that still fails ---------------------------------------------
+
+def _pack(count: int, position: int, dummies: int = 0) -> Packed:
+    nodes = [Node(np.array([float(i)]), {"axis": 0}) for i in range(count)]
+    nodes += [Node(np.zeros(1), {"keepdims": 0}, True) for _ in range(dummies)]
+    return Packed(tuple(nodes), position)
+
+
+def test_the_smallest_pack_keeps_the_node_the_failure_needs() -> None:
+    found, asked = _pack(40, 17), []
+
+    def ask(nodes, position):  # fails where node 29 (the value 29.0) is still there
+        asked.append(len(nodes))
+        return Packed(tuple(nodes), position) if any(n.data[0] == 29.0 for n in nodes) else None
+
+    shown = smallest(found, ask)
+    assert [n.data[0] for n in shown.nodes] == [17.0, 29.0] and shown.position == 0
+    assert len(asked) <= ASKS and asked[0] == 40, "the pack it was found in first"
+
+
+def test_the_smallest_pack_is_asked_within_its_budget() -> None:
+    asked = []
+
+    def ask(nodes, position):  # fails at node 3 or later: the nodes before it must stay
+        asked.append(len(nodes))
+        return Packed(tuple(nodes), position) if position >= 3 else None
+
+    shown = smallest(_pack(64, 40), ask)
+    assert len(asked) <= ASKS and len(shown.nodes) == 4 and shown.position == 3
+    asked.clear()
+    assert len(smallest(_pack(64, 40), ask, asks=5).nodes) < 64 and len(asked) == 5
+    assert smallest(_pack(64, 40), lambda nodes, position: None) is None, "not reproduced: no pack made up"
+
+
+def test_in_a_signature_model_other_cases_become_dummies() -> None:
+    found = _pack(5, 2, dummies=20)
+
+    def ask(nodes, position):
+        assert len(nodes) == 25, "the model stays the one that failed"
+        return Packed(tuple(nodes), position)
+
+    shown = smallest(found, ask)
+    assert [n.dummy for n in shown.nodes] == [True, True, False, True, True] + [True] * 20
+    assert shown.nodes[2] is found.nodes[2]
+
+
+# --- the session, the report and the replays ------------------------------------------------------
+
+def _document(impl: str, tmp_path: Path, **values: str) -> tuple[dict, list[tuple[CaseResult, Pack]]]:
+    """The report of a run that finds failures only packs show, and each with its pack."""
+    chosen = settings(impl, "on", tmp_path, **values)
+    run = run_all(chosen)
+    assert verdicts(run.results, [13], run.census)[13] == "non-conformant"
+    raw = RawRun(run_info(chosen, time.time()), {}, run.results, run.census)
+    document = aggregate(raw)
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+    kept = from_json(json.loads(dumps(raw)))
+    assert [r.counterexample.pack for r in kept.results if r.counterexample] == \
+        [r.counterexample.pack for r in run.results if r.counterexample], "the pack round-trips through JSON"
+    failures = [r for r in run.results if r.outcome == "fail" and r.counterexample]
+    assert failures and all(r.packed for r in failures)
+    return document, [(r, r.counterexample.pack) for r in failures]
+
+
+def _run(script: str, folder: Path, suite: bool) -> subprocess.CompletedProcess:
+    """A snippet as a file: the suite's from the checkout's root (as it says), the standalone one
+    with the checkout importable (its model plug-in imports zoo)."""
+    path = folder / "snippet.py"
+    path.write_text(script, encoding="utf-8")
+    if suite:
+        return subprocess.run([sys.executable, "-I", str(path)], cwd=CHECKOUT, capture_output=True, text=True,
+                              timeout=300, check=False)
+    return subprocess.run([sys.executable, str(path)], cwd=folder, capture_output=True, text=True, timeout=300,
+                          check=False, env={"PYTHONPATH": str(CHECKOUT), "PATH": "/usr/bin:/bin"})
+
+
+def _replays_fail_on_the_bug_only(result: CaseResult, impl: str, folder: Path) -> None:
+    ce = result.counterexample
+    for name, fails in ((impl, True), ("correct", False)):
+        found = portable(model(name))
+        scripts = [(snippet(found, 13, ce, kind=result.kind, clause=result.clause, form=result.form), True),
+                   (standalone(found, 13, ce, kind=result.kind, clause=result.clause, form=result.form), False)]
+        for script, suite in scripts:
+            assert "packed_model" in script or "answer_pack" in script
+            done = _run(script, folder, suite)
+            assert (done.returncode != 0) == fails and ("AssertionError" in done.stderr) == fails, (name, done.stderr)
+
+
+def test_a_packed_only_failure_records_the_small_pack_it_needs(tmp_path: Path) -> None:
+    document, failures = _document(model("wrong_beside_keepdims_0"), tmp_path)
+    for result, pack in failures:
+        assert pack.form == "static" and pack.reproduced and len(pack.nodes) == 2 < result.packed
+        other = pack.nodes[1 - pack.position]
+        assert other.attributes.get("keepdims") == 0, "the node the bug needs stayed"
+        assert pack.nodes[pack.position].input == result.counterexample.input
+    card = next(f for f in document["failures"] if f["counterexample"]["pack"])
+    page = render_report(document)
+    assert "Failed in a packed model of 2 nodes" in page and "rebuilds the packed model above" in page
+    assert "在含 2 個節點的打包模型中失敗" in render_report(document, "zh-TW")
+    assert card["counterexample"]["pack"]["nodes"][0]["input"]["display"]
+    _replays_fail_on_the_bug_only(failures[0][0], "wrong_beside_keepdims_0", tmp_path)
+
+
+def test_a_failure_only_signature_models_show_replays_its_signature_model(tmp_path: Path) -> None:
+    _, failures = _document(model("wrong_among_dummies"), tmp_path, forms="symbolic")
+    for result, pack in failures:
+        rank = len(result.counterexample.input.shape)
+        assert pack.form == "symbolic" and len(pack.nodes) == len(spec.load(13).signatures(rank))
+        zeros = [n for n in pack.nodes if n.input.shape == [1] * rank and set(n.input.values) <= {"0.0", "-0.0"}]
+        assert len(zeros) >= DUMMIES
+    _replays_fail_on_the_bug_only(failures[0][0], "wrong_among_dummies", tmp_path)
+
+
+def test_a_packed_failure_that_does_not_come_again_says_so(tmp_path: Path) -> None:
+    document, failures = _document(model("wrong_in_first_pack"), tmp_path, isolation="process")
+    for result, pack in failures:
+        assert not pack.reproduced and len(pack.nodes) == result.packed, "the pack it was found in, as it was"
+    page = render_report(document)
+    assert "the pack it was found in" in page and "the failure stands as observed, but was not reproduced" in page
+    assert "the smallest pack found" not in page
+
+
+@pytest.mark.parametrize("impl", [model("correct"), "onnxruntime"])
+def test_a_correct_runtime_records_no_pack(tmp_path: Path, impl: str) -> None:
+    run = run_all(settings(impl, "on", tmp_path, forms="symbolic,static"))
+    assert verdicts(run.results, [13], run.census)[13] == "conformant"
+    assert not [r for r in run.results if r.packed or (r.counterexample and r.counterexample.pack)]
+
+
+def test_a_counterexample_without_a_pack_digests_as_before() -> None:
+    """Reports written before packs were recorded still verify: their digests are unchanged."""
+    ce = Counterexample(Tensor("float", [2], ["2.0", "1.0"]), {}, Tensor("int64", [1], ["1"]),
+                        Tensor("int64", [1], ["0"]), "not-a-minimum", "index 0 is not a minimum")
+    result = CaseResult(13, "float", "property", "semantic", "fail", ["C1", "C5"], "C5", [], "t", 0.0, ce)
+    assert counterexample_digest(result) == "eeb62090dfc8b9e6"
