@@ -17,11 +17,11 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from engine.loader import portable
 
 import spec
 from engine import worker
 from engine.isolation import Layouts, Node, Packed, Runner
+from engine.loader import portable
 from engine.options import run_info
 from engine.packs import ASKS, smallest
 from engine.run import run_all
