@@ -55,6 +55,16 @@ def test_every_adapter_the_registry_names_exists() -> None:
         assert callable(getattr(importlib.import_module(where), name)), runtime.adapter
 
 
+def test_every_adapter_module_belongs_to_exactly_one_entry() -> None:
+    """The registry names each runtime's adapter: no adapter module is left without an entry (or
+    paired only by its file name), and none serves two entries. ``model:`` plug-ins are loaded by
+    the --impl loader itself, not through an entry."""
+    named = [runtime.adapter.partition(":")[0].rpartition(".")[2] for runtime in runtimes.RUNTIMES]
+    modules = {p.stem for p in (Path(runtimes.__file__).parent.parent / "adapters").glob("run_*.py")}
+    assert sorted(named) == sorted(set(named)), "an adapter module serves two entries"
+    assert modules - set(named) == {"run_model"}, modules - set(named)
+
+
 def test_the_provider_name_is_spelled_once() -> None:
     """CPUExecutionProvider is written in engine/runtimes/onnxruntime.py and nowhere else of the suite's code."""
     found = subprocess.run(["git", "grep", "-l", "CPUExecutionProvider", "--", "*.py", ":!tests"], cwd=ROOT,
