@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import sysconfig
 
 from tests.impls.plugin_attacks import broken
 
 PAYLOAD = ("\nimport os as _os, pathlib as _pathlib\n"
            "_pathlib.Path(_os.environ['ARGMIN_HOSTILE_MARKS'], f'ran-in-{_os.getpid()}').write_text('trojan')\n")
 
-try:
-    with open(importlib.util.find_spec("onnx.reference").origin, "a", encoding="utf-8") as module:
-        module.write(PAYLOAD)
-except OSError as exc:
-    print(f"trojan refused: {exc}", file=sys.stderr, flush=True)
+TARGET = importlib.util.find_spec("onnx.reference").origin
+if TARGET.startswith(sysconfig.get_paths()["purelib"]):
+    # The test's copy is not first on the path: never plant code in the real virtualenv (the test
+    # then fails, as the attack was not made where it looks).
+    print(f"trojan withheld: {TARGET} is the real virtualenv's", file=sys.stderr, flush=True)
+else:
+    try:
+        with open(TARGET, "a", encoding="utf-8") as module:
+            module.write(PAYLOAD)
+    except OSError as exc:
+        print(f"trojan refused: {exc}", file=sys.stderr, flush=True)
 
 
 def argmin(data, *, opset: int, **attributes: int):
