@@ -314,11 +314,11 @@ def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
     if ce is None:
         return None
     return {
-        "input": _tensor(ce.input), "attributes": {str(k): v for k, v in ce.attributes.items()},
+        "input": _tensor(ce.input), "attributes": _attributes(ce.attributes),
         "expected": _tensor(ce.expected), "actual": _tensor(ce.actual),
         "problem": str(ce.problem), "message": str(ce.message), "minimized": bool(ce.minimized),
         "detail": _detail(str(ce.message), ce.actual),
-        "also": [{"input": _tensor(e.input), "attributes": {str(k): v for k, v in e.attributes.items()},
+        "also": [{"input": _tensor(e.input), "attributes": _attributes(e.attributes),
                   "actual": _tensor(e.actual)} for e in ce.also],
         "pack": _pack(ce.pack),
     }
