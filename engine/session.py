@@ -334,9 +334,10 @@ class Session:
         return judgement
 
     def _packed(self, case: Case, suite: str, reply: Reply) -> Judgement:
-        """The judgement of an answer from a packed model, without the re-asks that sharpen a
-        failure's blame: they would be one-node models, and a failure is asked alone anyway."""
-        refused = Reply(RAISED, None, "not asked: the answer came from a packed model", 0.0)
+        """The judgement of an answer as it came, without the re-asks that sharpen a failure's
+        blame: for an answer from a packed model they would be one-node models, and a failure is
+        asked alone anyway; for a counterexample asked once more, only whether it fails matters."""
+        refused = Reply(RAISED, None, "not asked: the answer is judged as it came", 0.0)
         return judge(spec.load(case.version), case, reply, suite,
                      lambda data, attributes: reply if attributes == case.attributes else refused,
                      lambda: self._again(case))
@@ -415,6 +416,9 @@ class Session:
         result.counterexample.also = [j.example() for j in self._also(key, judgement)]
         if packed and judgement.reply.pack is not None:
             result.counterexample.pack = self._pack(judgement, key)
+            result.counterexample.flaky = not result.counterexample.pack.reproduced
+        elif failure.problem not in FAULTS:
+            result.counterexample.flaky = self._answers_right_again(judgement)
         self._record(result, [])
         state.recorded.add(judgement.case.key())
         state.aside.add(key)
@@ -438,6 +442,17 @@ class Session:
         shown = smallest(found, ask)
         nodes = [PackNode(to_tensor(node.data), dict(node.attributes)) for node in (shown or found).nodes]
         return Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None)
+
+    def _answers_right_again(self, judgement: Judgement) -> bool:
+        """Whether the counterexample, asked once more as it was asked (a twin right after the
+        case it is the twin of), answers right: the failure is then a flake. A crash or a hang is
+        not asked again (a restart or a whole timeout for one bit)."""
+        case = judgement.case
+        before = self.state.twinned.get(case.key())
+        if before is not None:
+            self.call(before.data, before.version, before.attributes)
+        reply = self.call(case.data, case.version, case.attributes)
+        return not self._packed(case, judgement.result.suite, reply).failed
 
     @staticmethod
     def _failure_of(judgement: Judgement, key: Key) -> Failure:

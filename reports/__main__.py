@@ -124,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="also run the suite again with the recorded settings and compare the results digests "
                             "(shows the implementation and command and asks first)")
     check.add_argument("--yes", action="store_true", help="with --rerun: run without asking")
+    check.add_argument("--shard", metavar="K/N", help="with --rerun: run only the K-th of N parts of the run (as "
+                                                      "--shard K/N made it) and compare that part's results")
     join = commands.add_parser("merge", help="one report from the report folders of a run's --shard K/N parts")
     join.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="each shard's --report-dir")
     join.add_argument("--out", type=Path, required=True, help="the merged report's folder")
@@ -150,9 +152,11 @@ def _say(text: object, **options: object) -> None:
     print(_printable(text), flush=True, **options)
 
 
-def _verify(report: Path, rerun: bool, yes: bool) -> int:
+def _verify(report: Path, rerun: bool, yes: bool, shard: str | None) -> int:
+    if shard is not None and not rerun:
+        raise CannotVerify("--shard says which part of the run to rerun; add --rerun, or leave --shard out")
     failed = False
-    for check in verify(report, rerun=rerun, confirm=None if yes else _confirm, say=_say):
+    for check in verify(report, rerun=rerun, confirm=None if yes else _confirm, say=_say, shard=shard):
         _say(check)
         failed = failed or not check.ok
     return 1 if failed else 0
@@ -226,7 +230,7 @@ def _command(args: argparse.Namespace) -> int:
         _say(f"baseline: {args.out}")
         return 0
     if args.command == "verify":
-        return _verify(args.report, args.rerun, args.yes)
+        return _verify(args.report, args.rerun, args.yes, args.shard)
     if args.command == "matrix":
         runs = [(load_report(path), report_file(path).parent) for path in args.runs]
         _write(args.out, render_matrix(matrix(runs, args.out), args.lang))

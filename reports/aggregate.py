@@ -321,6 +321,7 @@ def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
         "also": [{"input": _tensor(e.input), "attributes": _attributes(e.attributes),
                   "actual": _tensor(e.actual)} for e in ce.also],
         "pack": _pack(ce.pack),
+        "flaky": bool(ce.flaky),
     }
 
 

@@ -66,11 +66,24 @@ def read(path: Path) -> tuple[str, set[Key]]:
                         f"({SCHEMA}); write one with `python -m reports baseline REPORT --out FILE`")
 
 
+def _flaky(document: Document) -> set[Key]:
+    """Headline failures whose every counterexample answered right when asked once more."""
+    entries: dict[Key, list[bool]] = {}
+    for f in document["failures"]:
+        if f["role"] == "headline":
+            key = (int(f["version"]), str(f["clause"] or "-"), str(f["type"]), str(f["problem"]))
+            entries.setdefault(key, []).append(bool((f["counterexample"] or {}).get("flaky", False)))
+    return {key for key, flags in entries.items() if all(flags)}
+
+
 def compare(document: Document, source: str, expected: set[Key]) -> dict[str, Any]:
-    """What a run's report holds against its baseline (RunInfo.baseline)."""
-    found = failures(document)
-    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(found - expected)],
-            "fixed": [text(key) for key in sorted(expected - found)]}
+    """What a run's report holds against its baseline (RunInfo.baseline). A failure the baseline
+    does not hold is new, or a flake where it answered right when asked once more."""
+    unexpected = failures(document) - expected
+    flaky = unexpected & _flaky(document)
+    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(unexpected - flaky)],
+            "fixed": [text(key) for key in sorted(expected - failures(document))],
+            "flaky": [text(key) for key in sorted(flaky)]}
 
 
 def lines(compared: dict[str, Any]) -> list[str]:
@@ -78,4 +91,7 @@ def lines(compared: dict[str, Any]) -> list[str]:
     new, fixed = compared["new"], compared["fixed"]
     head = (f"baseline {compared['source']}: {compared['failures']} known failures; "
             + (f"{len(new)} NEW (exit status 1)" if new else "no new failure (exit status 0)"))
-    return [head, *(f"  new failure: {line}" for line in new), *(f"  fixed: {line}" for line in fixed)]
+    flaky = compared.get("flaky", [])
+    return [head, *(f"  new failure: {line}" for line in new),
+            *(f"  flake (answered right when asked again; not counted as new): {line}" for line in flaky),
+            *(f"  fixed: {line}" for line in fixed)]

@@ -79,11 +79,15 @@ class Merged(TypedDict):
     missing: list[int]
 
 
-class Baseline(TypedDict):
+class _Baseline(TypedDict):
     source: str
     failures: int
     new: list[str]
     fixed: list[str]
+
+
+class Baseline(_Baseline, total=False):
+    flaky: list[str]
 
 
 class _Certificate(TypedDict):
@@ -272,6 +276,7 @@ class _Counterexample(TypedDict):
 class Counterexample(_Counterexample, total=False):
     also: list[Also]
     pack: Pack | None
+    flaky: bool
 
 
 class _Failure(TypedDict):

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import IO, Any
@@ -203,12 +203,20 @@ def _certificate(document: dict) -> Check:
     return Check("certificate", False, certificate_line(certificate))
 
 
-def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None) -> list[str]:
+def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None,
+                  shard: str | None = None) -> list[str]:
     """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
-    timeout, forms, packing and memory limit. Always ``--isolation process --sandbox require``:
-    the implementation a report names never runs in the process of the one who checks it, nor
+    timeout, forms, packing, memory limit and, for a shard's report, its shard; ``shard`` (K/N)
+    runs that part of the run only. Always ``--isolation process --sandbox require``: the
+    implementation a report names never runs in the process of the one who checks it, nor
     outside a sandbox (where there is none, the rerun stops, saying so)."""
     certificate = document["certificate"]
+    recorded = certificate.get("shard")
+    if recorded is not None:
+        own = f"{recorded['index']}/{recorded['count']}"
+        if shard not in (None, own):
+            raise CannotVerify(f"--shard {shard}: the report is shard {own} itself; rerun it without --shard")
+        shard = own
     command = [sys.executable, "-m", "suites", "--impl", certificate["implementation"],
                "--profile", certificate["profile"], "--versions", ",".join(map(str, certificate["versions"])),
                "--timeout", f"{certificate['timeout_s']:g}", "--isolation", "process", "--sandbox", "require",
@@ -222,6 +230,8 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
         command += ["--forms", ",".join(certificate["forms"])]
     if certificate.get("packing") in ("on", "off"):  # absent from reports made before --packing existed
         command += ["--packing", certificate["packing"]]
+    if shard is not None:
+        command += ["--shard", shard]
     return command
 
 
@@ -260,15 +270,16 @@ def _last_line(log: IO[bytes]) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[str], None]) -> Check:
+def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[str], None],
+           shard: str | None = None) -> Check:
     where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
-    command = rerun_command(document, where, raw.info.memory_limit_bytes)
-    say(f"rerun: implementation {document['certificate']['implementation']!r}, in a sandboxed worker process, at most "
-        f"{RERUN_SECONDS // 60} min\nrerun: {shlex.join(command)}")
     try:
+        command = rerun_command(document, where, raw.info.memory_limit_bytes, shard)
+        say(f"rerun: implementation {document['certificate']['implementation']!r}, in a sandboxed worker process, at "
+            f"most {RERUN_SECONDS // 60} min\nrerun: {shlex.join(command)}")
         if confirm is not None and not confirm("Run this implementation on this machine? [y/N] "):
             raise CannotVerify("the rerun was not confirmed; nothing was run")
-    except BaseException:  # refused, no terminal to ask, or Ctrl-C at the question
+    except BaseException:  # a --shard the report cannot take, refused, no terminal to ask, or Ctrl-C at the question
         shutil.rmtree(where, ignore_errors=True)
         raise
     # From the current folder, so that an implementation named by a relative path is found as
@@ -291,17 +302,22 @@ def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[
             shutil.rmtree(where, ignore_errors=True)
             what = f"no result within {RERUN_SECONDS} s" if status is None else f"exit status {status}"
             raise CannotVerify(f"the rerun could not be carried out ({what}): {_last_line(log)}")
-    check = rerun_check(document, raw, load(where), where)
+    again = load(where)
+    if shard is not None and again.info.shard is not None:  # the report's results of that part's tests only
+        tests = set(again.info.shard["tests"])
+        raw = replace(raw, results=[r for r in raw.results if r.test_key in tests])
+    check = rerun_check(document, raw, again, where)
     if check.ok:
         shutil.rmtree(where, ignore_errors=True)
     return check
 
 
 def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confirm: Confirm | None = None,
-           say: Callable[[str], None] = print) -> Iterator[Check]:
+           say: Callable[[str], None] = print, shard: str | None = None) -> Iterator[Check]:
     """The checks of one report (its folder or its report.json), in order. ``rerun`` runs the
     implementation the report names, only when every integrity check held, after showing it
-    (``say``) and, unless ``confirm`` is None, asking."""
+    (``say``) and, unless ``confirm`` is None, asking; with ``shard`` (K/N), only that part of
+    the run, compared with the report's results of that part's tests."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     report = folder / "report.json" if path.is_dir() else path
@@ -340,4 +356,4 @@ def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confir
         if broken:
             raise CannotVerify(f"not rerun: the {', '.join(broken)} check(s) failed, so the report cannot be trusted "
                                f"to name what to run")
-        yield _rerun(document, raw, confirm, say)
+        yield _rerun(document, raw, confirm, say, shard)

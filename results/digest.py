@@ -75,7 +75,7 @@ def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> s
 
 def counterexample_digest(result: CaseResult) -> str:
     """A failure's counterexample (input, attributes, expected, actual, problem, message, the
-    other failing inputs and the packed model it failed in), so that a changed one fails
+    other failing inputs, the packed model it failed in and whether it is a flake), so that a changed one fails
     ``verify``'s results check. Texts that vary from run to run without the answer changing
     (object addresses, a timeout's limit) are left out."""
     example = result.counterexample
@@ -84,6 +84,8 @@ def counterexample_digest(result: CaseResult) -> str:
     plain = to_json(example)
     if plain["pack"] is None:
         del plain["pack"]  # a counterexample without one digests as it did before packs were recorded
+    if not plain["flaky"]:
+        del plain["flaky"]  # nor does one that failed again when asked again, before flakes were recorded
     if example.problem == TIMEOUT:
         plain["actual"], plain["message"] = TIMEOUT, TIMEOUT
     text = _ADDRESS.sub("0x?", json.dumps(plain, sort_keys=True, ensure_ascii=False))

@@ -8,11 +8,14 @@ an ONNX element type name (``float16``, ``bfloat16``); a numpy dtype is only eve
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from typing import Any
 
 from .outcomes import RETURNED
+
+_TASK_ID = re.compile(r"\[([^\]]*)\]")  # the first [...] of a pytest node id: the task's id (engine.plan.Task.id)
 
 
 @dataclass
@@ -72,6 +75,9 @@ class Counterexample:
     minimized: bool = True  # False where minimizing was cut short (crash or hang budget)
     also: list[Example] = field(default_factory=list)
     pack: Pack | None = None
+    # Asked once more after it was found, the input answered right (or its pack, asked again,
+    # did): the failure is a flake, which a baseline comparison does not count as new.
+    flaky: bool = False
 
 
 @dataclass
@@ -105,6 +111,13 @@ class CaseResult:
     # A failure that shows only in a packed model: its node count (the one-node model of the same
     # case answers right); None for everything else (engine.session._alone).
     packed: int | None = None
+
+    @property
+    def test_key(self) -> str:
+        """The name of the test that recorded it across shards and runs, as a shard's run lists
+        its tests (engine.shards.test_key): its suite and the task id in its pytest node id."""
+        found = _TASK_ID.search(self.test)
+        return f"{self.suite}:{found[1] if found else self.test}"
 
 
 # Where a census input was asked the second time: in a second worker process (an answer read

@@ -16,7 +16,7 @@ import pytest
 from engine import shards
 from engine.options import validate
 from reports import baseline
-from reports.verify import verify
+from reports.verify import CannotVerify, verify
 from results import load, save
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,6 +165,20 @@ def test_a_missing_shard_makes_an_incomplete_report_and_no_certificate(runs: dic
 
 
 @pytest.mark.e2e
+def test_verify_reruns_a_merged_report_by_shard_and_a_shard_as_itself(two_bugs: dict[str, Path]) -> None:
+    """``verify --rerun --shard 2/2`` on the merged report runs that part only and finds the
+    report's results of its tests; a shard's own report is rerun as that shard."""
+    by_shard = {check.name: check for check in verify(two_bugs["merged"], rerun=True, say=str, shard="2/2")}
+    assert by_shard["rerun"].ok, by_shard["rerun"].message
+    part = len(load(two_bugs["2"]).results)
+    assert f"({part} cases)" in by_shard["rerun"].message
+    itself = {check.name: check for check in verify(two_bugs["1"], rerun=True, say=str)}
+    assert itself["rerun"].ok, itself["rerun"].message
+    with pytest.raises(CannotVerify, match="the report is shard 1/2 itself"):
+        list(verify(two_bugs["1"], rerun=True, say=str, shard="2/2"))
+
+
+@pytest.mark.e2e
 def test_a_baseline_fails_only_on_new_failures(two_bugs: dict[str, Path], tmp_path: Path) -> None:
     """A baseline from the run itself: exit 0 and the same NON-CONFORMANT verdicts. One that lacks a
     failure and holds one that does not happen: exit 1, naming the new one and the fixed one."""
@@ -201,6 +215,29 @@ def test_a_run_with_its_own_baseline_exits_0_and_keeps_its_verdict(two_bugs: dic
     expected = baseline.failures(_document(two_bugs["whole"]))
     assert _document(tmp_path)["certificate"]["baseline"]["failures"] == len(expected) >= 2
     assert {check.name: check.ok for check in verify(tmp_path)}["derived"]
+
+
+@pytest.mark.e2e
+def test_a_flake_is_shown_as_a_flake_not_as_new(two_bugs: dict[str, Path], tmp_path: Path) -> None:
+    """An implementation wrong only the first time it is asked an input: its failures answer right
+    when asked once more, so against an empty baseline they are flakes (exit 0), the verdict stays
+    NON-CONFORMANT; the deterministic bugs of the two-bug entry are never flakes."""
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"schema": baseline.SCHEMA, "failures": []}), encoding="utf-8")
+    result = _suite("--impl", "tests/impls/plugin_flaky.py:first_ask", "--dtypes", "float", *COMMON,
+                    "--report-dir", str(tmp_path / "flaky"), "--baseline", str(empty))
+    assert result.returncode == 0 and "no new failure (exit status 0)" in result.stdout, result.stdout[-3000:]
+    document = _document(tmp_path / "flaky")
+    assert [v["verdict"] for v in document["versions"]] == ["non-conformant"]
+    flakes = document["certificate"]["baseline"]["flaky"]
+    assert flakes and document["certificate"]["baseline"]["new"] == []
+    assert all(f"flake (answered right when asked again; not counted as new): {line}" in result.stdout
+               for line in flakes)
+    html = (tmp_path / "flaky" / "report.html").read_text(encoding="utf-8")
+    assert 'id="baseline"' in html and "a flake" in html
+    steady = _document(two_bugs["whole"])["failures"]
+    assert steady and not any(f["counterexample"]["flaky"] for f in steady if f["counterexample"])
+    assert {check.name: check.ok for check in verify(tmp_path / "flaky")}["derived"]
 
 
 @pytest.mark.e2e

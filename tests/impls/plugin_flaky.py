@@ -6,7 +6,9 @@ two different values.
   first time it is asked, right the second, wrongly the third, and so on.
 - ``every_other_call`` alternates over all calls, whatever they are: asked an input wrongly and
   then the same input with the defaults written out, it answers the second right, which reads as
-  a defaults bug unless the first call is asked again."""
+  a defaults bug unless the first call is asked again.
+- ``first_ask`` answers an input wrongly the first time it is asked and right ever after: a
+  failure that appears once and not when asked again, a flake."""
 
 from __future__ import annotations
 
@@ -37,3 +39,9 @@ def argmin(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
 def every_other_call(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
     _ASKED["all calls"] += 1
     return _answer(data, _ASKED["all calls"] % 2 == 1, **attributes)
+
+
+def first_ask(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    key = ("first", opset, data.dtype.str, data.shape, data.tobytes(), tuple(sorted(attributes.items())))
+    _ASKED[key] += 1
+    return _answer(data, _ASKED[key] == 1, **attributes)
