@@ -360,7 +360,8 @@ def merge(session: nox.Session) -> None:
 
 @nox.session
 def verify(session: nox.Session) -> None:
-    """Check a report without the implementation: ``nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes] [--shard K/N]]``.
+    """Check a report without the implementation:
+    ``nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes] [--shard K/N]]``.
     Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
     if not session.posargs:
         session.error("usage: nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes] [--shard K/N]]")

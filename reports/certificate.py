@@ -84,7 +84,8 @@ def certificate(raw: RawRun) -> Certificate:
                                                     for key in ("merged", "missing")},
         "baseline": None if info.baseline is None else {
             "source": str(info.baseline["source"]), "failures": int(info.baseline["failures"]),
-            **{key: [str(line) for line in info.baseline[key]] for key in ("new", "fixed", "flaky") if key in info.baseline}},
+            **{key: [str(line) for line in info.baseline[key]]
+               for key in ("new", "fixed", "flaky") if key in info.baseline}},
     }
 
 
