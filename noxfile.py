@@ -258,6 +258,27 @@ def matrix(session: nox.Session) -> None:
     session.run("python", "-m", "reports", "matrix", *session.posargs)
 
 
+def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str, seed: str,
+                       args: list[str]) -> tuple[list[str], list[str]]:
+    """Each ``--impl`` of ``runs`` into its report folder, in its own virtualenv, one at a time
+    (each run uses the machine's cores itself): the folders of the runs carried out, and the
+    implementations that could not be."""
+    carried, failed = [], []
+    for impl, folder in runs.items():
+        try:
+            python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
+        except UsageError as exc:
+            session.log(f"{impl}: {exc}")
+            failed.append(impl)
+            continue
+        command = [str(python), "-m", "suites", "--impl", impl, "--profile", profile, "--seed", seed,
+                   "--report-dir", str(folder), *args]
+        session.log(" ".join(command))
+        code = _interruptible(command)
+        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else impl)
+    return carried, failed
+
+
 @nox.session(venv_backend="none")
 def ecosystem(session: nox.Session) -> None:
     """Every built-in runtime at one profile and seed, each in its own virtualenv, on one page:
@@ -274,21 +295,9 @@ def ecosystem(session: nox.Session) -> None:
     if unknown:
         session.error(f"--only {unknown[0]!r} is not a built-in; choose from "
                       f"{', '.join(runtime.word for runtime in BUILT_IN)}")
-    carried, failed = [], []
-    for word in words:  # one at a time: each run uses the machine's cores itself
+    for word in words:
         _debian(session, list(runtime_commands(word)), word)
-        try:
-            python = _venv(session, [*RUNTIME, *runtime_distributions(word)])
-        except UsageError as exc:
-            session.log(f"{word}: {exc}")
-            failed.append(word)
-            continue
-        folder = Path(out) / word
-        command = [str(python), "-m", "suites", "--impl", word, "--profile", profile, "--seed", seed,
-                   "--report-dir", str(folder), *args]
-        session.log(" ".join(command))
-        code = _suite(command)
-        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else word)
+    carried, failed = _one_after_another(session, {word: Path(out) / word for word in words}, profile, seed, args)
     if carried:
         session.run(str(_venv(session, RUNTIME)), "-m", "reports", "matrix", *carried, "--out",
                     str(Path(out) / "matrix.html"), external=True)
@@ -321,21 +330,8 @@ def history(session: nox.Session) -> None:
     for release in wanted:  # every release checked before the first is installed
         _checked(f"{impl}@{release}")
     _debian(session, list(runtime_commands(impl)), impl)
-    carried, failed = [], []
-    for release in wanted:  # one at a time: each run uses the machine's cores itself
-        at = f"{impl}@{release}"
-        try:
-            python = _venv(session, [*RUNTIME, *runtime_distributions(at)], _label(at))
-        except UsageError as exc:
-            session.log(f"{at}: {exc}")
-            failed.append(at)
-            continue
-        folder = Path(out) / release
-        command = [str(python), "-m", "suites", "--impl", at, "--profile", profile, "--seed", seed,
-                   "--report-dir", str(folder), *args]
-        session.log(" ".join(command))
-        code = _interruptible(command)
-        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else at)
+    runs = {f"{impl}@{release}": Path(out) / release for release in wanted}
+    carried, failed = _one_after_another(session, runs, profile, seed, args)
     if carried:
         session.run(str(_venv(session, RUNTIME)), "-m", "reports", "history", *carried, "--out",
                     str(Path(out) / "history.html"), external=True)
