@@ -314,7 +314,7 @@ class Session:
             return self.call(data, case.version, attributes)
 
         if reply.nodes > 1:
-            judgement = self._packed(case, suite, reply)
+            judgement = self._as_it_came(case, suite, reply)
             if reply.status == UNSUPPORTED:
                 pass  # a pack refused as a whole, of a type refused alone too (engine.worker.answers)
             elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
@@ -333,7 +333,7 @@ class Session:
             state.recorded.add(key)
         return judgement
 
-    def _packed(self, case: Case, suite: str, reply: Reply) -> Judgement:
+    def _as_it_came(self, case: Case, suite: str, reply: Reply) -> Judgement:
         """The judgement of an answer as it came, without the re-asks that sharpen a failure's
         blame: for an answer from a packed model they would be one-node models, and a failure is
         asked alone anyway; for a counterexample asked once more, only whether it fails matters."""
@@ -348,10 +348,7 @@ class Session:
         there too, it is judged from that answer, exactly as without packing; answering right,
         the packed failure is a finding of its own, marked with the pack's node count. A twin
         is asked right after its case, as one by one: its failure may be the state the case left."""
-        before = self.state.twinned.get(case.key())
-        if before is not None:
-            self.call(before.data, before.version, before.attributes)
-        alone = judge(spec.load(case.version), case, self.call(case.data, case.version, case.attributes), suite, again)
+        alone = judge(spec.load(case.version), case, self._asked_again(case), suite, again)
         if not alone.failed:
             packed.result.packed = packed.reply.nodes
             return packed
@@ -435,7 +432,7 @@ class Session:
             reply = self.call_many(calls, pack=True, units=[list(range(len(calls)))])[position]
             if reply.nodes < 2 or reply.pack is None:
                 return None
-            failures = self._packed(case, suite, reply).failures
+            failures = self._as_it_came(case, suite, reply).failures
             return reply.pack if any((f.clause, f.problem) == (key[0], key[2]) for f in failures) else None
 
         found = judgement.reply.pack
@@ -448,11 +445,15 @@ class Session:
         case it is the twin of), answers right: the failure is then a flake. A crash or a hang is
         not asked again (a restart or a whole timeout for one bit)."""
         case = judgement.case
+        return not self._as_it_came(case, judgement.result.suite, self._asked_again(case)).failed
+
+    def _asked_again(self, case: Case) -> Reply:
+        """``case`` asked once more, alone, as one by one would ask it: a twin right after the
+        case it is the twin of (its failure may be the state that case left)."""
         before = self.state.twinned.get(case.key())
         if before is not None:
             self.call(before.data, before.version, before.attributes)
-        reply = self.call(case.data, case.version, case.attributes)
-        return not self._packed(case, judgement.result.suite, reply).failed
+        return self.call(case.data, case.version, case.attributes)
 
     @staticmethod
     def _failure_of(judgement: Judgement, key: Key) -> Failure:

@@ -16,7 +16,7 @@ from typing import Any
 from results import Unreadable, read_bounded
 
 from .aggregate import SCHEMA as REPORT_SCHEMA
-from .document import Document
+from .document import Document, Failure
 
 SCHEMA = "argmin-conformance/baseline/1"
 Key = tuple[int, str, str, str]  # version, clause, type, problem
@@ -26,10 +26,13 @@ class BaselineError(ValueError):
     """A file that is not a baseline; the message is one line naming the problem and the fix."""
 
 
+def _key(failure: Failure) -> Key:
+    return int(failure["version"]), str(failure["clause"] or "-"), str(failure["type"]), str(failure["problem"])
+
+
 def failures(document: Document) -> set[Key]:
     """The headline failures of a report document, by version, clause, type and problem."""
-    return {(int(f["version"]), str(f["clause"] or "-"), str(f["type"]), str(f["problem"]))
-            for f in document["failures"] if f["role"] == "headline"}
+    return {_key(f) for f in document["failures"] if f["role"] == "headline"}
 
 
 def text(key: Key) -> str:
@@ -71,18 +74,18 @@ def _flaky(document: Document) -> set[Key]:
     entries: dict[Key, list[bool]] = {}
     for f in document["failures"]:
         if f["role"] == "headline":
-            key = (int(f["version"]), str(f["clause"] or "-"), str(f["type"]), str(f["problem"]))
-            entries.setdefault(key, []).append(bool((f["counterexample"] or {}).get("flaky", False)))
+            entries.setdefault(_key(f), []).append(bool((f["counterexample"] or {}).get("flaky", False)))
     return {key for key, flags in entries.items() if all(flags)}
 
 
 def compare(document: Document, source: str, expected: set[Key]) -> dict[str, Any]:
     """What a run's report holds against its baseline (RunInfo.baseline). A failure the baseline
     does not hold is new, or a flake where it answered right when asked once more."""
-    unexpected = failures(document) - expected
+    found = failures(document)
+    unexpected = found - expected
     flaky = unexpected & _flaky(document)
     return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(unexpected - flaky)],
-            "fixed": [text(key) for key in sorted(expected - failures(document))],
+            "fixed": [text(key) for key in sorted(expected - found)],
             "flaky": [text(key) for key in sorted(flaky)]}
 
 
