@@ -446,10 +446,30 @@ def _close_all() -> None:
 
 
 def _group(call: CallArgs) -> tuple | None:
-    """The pack group of a call: version, element type, form and whether its input is empty;
-    None where it is not in a packed form."""
-    data, version, _, form = call
-    return (version, data.dtype, form, data.size == 0) if form in PACKED_FORMS else None
+    """The pack group of a call: version, element type, form and what may make the runtime refuse
+    it (``_doubt``); None where it is not in a packed form."""
+    data, version, attributes, form = call
+    return (version, data.dtype, form, _doubt(data, version, attributes)) if form in PACKED_FORMS else None
+
+
+def _doubt(data: np.ndarray, version: int, attributes: Mapping[str, int]) -> tuple[str, ...]:
+    """What census inputs have that runtimes often refuse: an empty input, or the attributes
+    whose values are outside what they accept at this rank (keepdims=2, ArgMin-1's negative
+    axes); () for a valid, non-empty input. Each kind packs apart: one refusal fails a pack."""
+    if data.size == 0:
+        return ("empty",)
+    accepted = _accepted(version, data.ndim)
+    return tuple(sorted(name for name, value in attributes.items() if value not in accepted.get(name, ())))
+
+
+@functools.cache
+def _accepted(version: int, rank: int) -> dict[str, frozenset[int]]:
+    """The values each attribute accepts on an input of ``rank``."""
+    found: dict[str, set[int]] = {}
+    for attributes in spec.load(version).signatures(rank):
+        for name, value in attributes.items():
+            found.setdefault(name, set()).add(value)
+    return {name: frozenset(values) for name, values in found.items()}
 
 
 class Runner:
@@ -561,9 +581,9 @@ class Runner:
         element type and form (``_group``). The first call of a group is asked alone, a one-node
         model (a witness: bugs that show only there keep being sampled), the rest in packs of at
         most PACK_ELEMENTS input elements and the group's node cap (``_caps``), in the order they
-        were made. Empty inputs start at a cap of one node: runtimes often refuse them (an empty
-        axis has no answer at all), and one refusal fails a whole pack; the cap grows only where
-        they are answered."""
+        were made. Empty inputs and attributes outside their lists start at a cap of one node:
+        runtimes often refuse them (an empty axis has no answer at all, keepdims=2 no meaning),
+        and one refusal fails a whole pack; the cap grows only where they are answered."""
         units: list[list[int]] = []
         open_packs: dict[tuple, tuple[list[int], int] | None] = {}
         for index, call in enumerate(calls):

@@ -27,8 +27,7 @@ from generators import (
 from generators.onnx_cases import onnx_node_cases
 from generators.strategies import (
     LARGEST_INVALID,
-    census_topics,
-    empty_topic,
+    census_split,
     rejection_decoder,
     semantic_decoder,
     undefined_decoder,
@@ -95,8 +94,8 @@ def test_label(settings: Settings, task: Task) -> str:
 
 def test_cases(task: Task, settings: Settings) -> TestCases:
     """The cases of one test of ``task`` at the run's profile: the profile's volume where volume
-    finds bugs (valid cases in the symbolic form, census inputs other than empty ones), a
-    stratified quota elsewhere (see generators.quotas)."""
+    finds bugs (valid cases in the symbolic form, the census's NaN inputs), a stratified quota
+    elsewhere (see generators.quotas)."""
     vspec, profile = spec.load(task.version), settings.profile
     label, volume = test_label(settings, task), profiles.load(profile).max_examples * BATCH
     if task.suite == "rejection":
@@ -111,19 +110,18 @@ def test_cases(task: Task, settings: Settings) -> TestCases:
             return TestCases(floor, quota, batch_size(task, len(quota)))
         batch = batch_size(task, volume)
         return TestCases(floor, (), batch, semantic_cases(vspec, task.type_name, batch=batch), volume)
-    topics = census_topics(vspec, task.type_name)
-    empties = tuple(c.id for c in topics if empty_topic(c))
-    others = tuple(c.id for c in topics if c.id not in empties)
+    drawn, quota_topics = census_split(vspec, task.type_name)
     floor, quota = census_floor(vspec, task.type_name), ()
-    if empties:
-        quota = quotas.stratified(undefined_decoder(vspec, task.type_name, BATCH, empties), label,
-                                  quotas.CENSUS_EMPTY_QUOTA[profile], quotas.CENSUS_EMPTY_KEYS, largest=LARGEST_INVALID)
-    if not others:
+    if quota_topics:
+        quota = quotas.stratified(undefined_decoder(vspec, task.type_name, BATCH, quota_topics), label,
+                                  quotas.CENSUS_QUOTA[profile] * len(quota_topics), quotas.CENSUS_KEYS,
+                                  quotas.census_required(vspec, quota_topics), LARGEST_INVALID)
+    if not drawn:
         return TestCases(floor, quota, batch_size(task, len(quota)))
-    # The other topics keep the volume they had beside the empty ones.
-    generated = volume * len(others) / len(topics)
+    # NaN keeps the share of the volume it has among the census's topics.
+    generated = volume * len(drawn) / (len(drawn) + len(quota_topics))
     batch = batch_size(task, generated)
-    return TestCases(floor, quota, batch, undefined_cases(vspec, task.type_name, batch=batch, topics=others),
+    return TestCases(floor, quota, batch, undefined_cases(vspec, task.type_name, batch=batch, topics=drawn),
                      generated)
 
 

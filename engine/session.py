@@ -66,6 +66,15 @@ def _odd(record: CensusRecord) -> bool:
     return not record.fits or bool(record.flags) or record.deterministic is False
 
 
+def _within(units: list[list[int]] | None, kept: list[int]) -> list[list[int]] | None:
+    """``units`` (packs of positions) restricted to the positions in ``kept``, each renumbered
+    as its place in ``kept``; None stays None (the runner cuts packs itself)."""
+    if units is None:
+        return None
+    place = {position: number for number, position in enumerate(kept)}
+    return [cut for unit in units if (cut := [place[i] for i in unit if i in place])]
+
+
 def key_of(judgement: Judgement, failure: Failure) -> Key:
     return failure.clause, judgement.case.type_name, failure.problem, judgement.result.packed is not None
 
@@ -196,16 +205,18 @@ class Session:
         planned, units = self._asking(pairs, pack)
         replies = self.call_many(self._calls([case for case, _ in planned]), pack=pack, units=units,
                                  faults=self._faults_allowed() - state.faults)
-        asked = []
-        for (case, kept), reply in zip(planned, replies, strict=True):
+        census: dict[int, Case] = {}  # by position in ``planned``
+        for index, ((case, kept), reply) in enumerate(zip(planned, replies, strict=True)):
             if kept and reply.status != UNASKED:  # an unasked case is judged only if the budget allows: asked then
                 state.prefetched[case.key()].append(reply)
-                asked.append(case)
-        # Not where the first ask crashed or hung: the census does not ask those again.
-        census = [c for c in asked if c.intent == "undefined" and state.prefetched[c.key()][0].status not in FAULTS]
+                # Not where the first ask crashed or hung: the census does not ask those again.
+                if case.intent == "undefined" and reply.status not in FAULTS:
+                    census[index] = case
         if census:
-            replies = self.call_many(self._calls(census), self._second(), pack)
-            state.again.update((c.key(), reply) for c, reply in zip(census, replies, strict=True))
+            # In the packs of the first asks: the same models, which the compile cache holds.
+            replies = self.call_many(self._calls(list(census.values())), self._second(), pack,
+                                     units=_within(units, list(census)))
+            state.again.update((c.key(), reply) for c, reply in zip(census.values(), replies, strict=True))
 
     def _calls(self, cases: Sequence[Case]) -> list[CallArgs]:
         return [(c.data, c.version, c.attributes, self.form) for c in cases]

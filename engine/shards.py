@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 
 from generators.profiles import CASES
-from generators.quotas import CENSUS_EMPTY_QUOTA, FORM_QUOTA, REJECTION_QUOTA
+import spec
+from generators.quotas import CENSUS_QUOTA, FORM_QUOTA, REJECTION_QUOTA
+from generators.strategies import census_split
 
 from .forms import QUOTA_FORMS
 from .loader import UsageError
@@ -24,10 +26,10 @@ _FORMAT = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 # all versions and forms, two test processes): packs in the symbolic form, a compile per case in
 # the quota forms (whose quota hardly grows with the profile), two asks of every census input,
 # one-node models for rejection cases. Versions with select_last_index (12, 13) search twice the
-# attributes; ArgMin-11's census has the fewest undefined topics.
+# attributes. A census test asks NaN at its share of the volume and a quota per other topic.
 _PER_CASE = {"property": 0.012, "quota": 0.011, "census": 0.012, "rejection": 0.005}
 _PER_TEST = {"property": 0.2, "quota": 0.2, "census": 0.5, "rejection": 0.1, "fixed": 0.3}
-_VERSION = {"property": {1: 0.55, 11: 0.55, 12: 1.2, 13: 1.7}, "census": {1: 1.35, 11: 0.5, 12: 1.2, 13: 1.0}}
+_VERSION = {1: 0.55, 11: 0.55, 12: 1.2, 13: 1.7}  # of the property suite
 _FLOOR = 20  # the special-value floor's cases in every per-type test
 
 
@@ -67,8 +69,11 @@ def cost(task: Task, profile: str) -> float:
         return _PER_TEST["rejection"] + _PER_CASE["rejection"] * REJECTION_QUOTA[profile]
     if task.suite == "property" and task.form in QUOTA_FORMS:
         return _PER_TEST["quota"] + _PER_CASE["quota"] * (FORM_QUOTA[profile] + _FLOOR)
-    cases = CASES[profile] + _FLOOR + (CENSUS_EMPTY_QUOTA[profile] if task.suite == "census" else 0)
-    return (_PER_TEST[task.suite] + _PER_CASE[task.suite] * cases) * _VERSION[task.suite].get(task.version, 1.0)
+    if task.suite == "census":  # NaN (and its floor) at its share of the volume, a quota per other topic
+        drawn, quotas = census_split(spec.load(task.version), task.type_name)
+        nan = (CASES[profile] + _FLOOR) * len(drawn) / (len(drawn) + len(quotas))
+        return _PER_TEST["census"] + _PER_CASE["census"] * (nan + CENSUS_QUOTA[profile] * len(quotas))
+    return (_PER_TEST["property"] + _PER_CASE["property"] * (CASES[profile] + _FLOOR)) * _VERSION.get(task.version, 1.0)
 
 
 def whole_plan(settings) -> list[Task]:

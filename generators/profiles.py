@@ -22,7 +22,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-from .quotas import CENSUS_EMPTY_QUOTA, FORM_QUOTA, REJECTION_QUOTA
+from .quotas import CENSUS_QUOTA, FORM_QUOTA, REJECTION_QUOTA
 from .shapes import batch_budget
 from .strategies import BATCH
 
@@ -58,15 +58,17 @@ def elements(name: str) -> int:
 def describe(name: str) -> dict[str, str]:
     """What profile ``name`` checks and proves, by language (for the run record and the report)."""
     cases, bound = f"{CASES[name]:,}", f"{elements(name):,}"
-    form, rejection, empty = (quota[name] for quota in (FORM_QUOTA, REJECTION_QUOTA, CENSUS_EMPTY_QUOTA))
+    form, rejection, census = (quota[name] for quota in (FORM_QUOTA, REJECTION_QUOTA, CENSUS_QUOTA))
     return {"en": f"{LABELS[name]['en']}: the special-value floor, then {cases} generated cases per test, "
                   f"holding at most {bound} input elements; stratified quotas instead of volume: {form} valid "
                   f"cases per test in the static and initializer model forms, {rejection} invalid models per "
-                  f"rejection clause and form, {empty} empty census inputs per test; {_PROVES[name]['en']}",
+                  f"rejection clause and form, {census} census inputs per topic other than NaN (empty inputs, "
+                  f"attribute values outside their lists); {_PROVES[name]['en']}",
             "zh-TW": f"{LABELS[name]['zh-TW']}：先檢查特殊值底線，再於每項測試產生 {cases} 個案例，"
                      f"合計至多 {bound} 個輸入元素；以分層配額取代數量："
                      f"靜態與初始值模型形式每項測試 {form} 個有效案例、"
-                     f"每個拒絕條款與形式 {rejection} 個無效模型、每項測試 {empty} 個空輸入普查案例；"
+                     f"每個拒絕條款與形式 {rejection} 個無效模型、"
+                     f"每個 NaN 以外的普查主題（空輸入、列表外的屬性值）{census} 個案例；"
                      f"{_PROVES[name]['zh-TW']}"}
 
 

@@ -11,7 +11,10 @@ for a runtime that compiles:
 - rejection cases, which decide strictness (refusing an invalid model or computing it) and
   crashes, never the headline otherwise: every type outside T, both sides of the axis range,
   each source of an undeclared attribute's name, ranks, and types of T;
-- the census's empty inputs, which runtimes refuse one by one: ranks, axes, attribute values.
+- the census's topics other than NaN (empty inputs, attribute values outside their lists,
+  ArgMin-1's negative axes and rank 0), which decide a policy per topic and type: many runtimes
+  refuse these inputs one by one, and what they do depends on the rank, the axis and the value,
+  not on the values of the input: every topic, ranks, axes, each value outside a list.
 
 The cases are the ones the strategies build (the same decoders, batches and element budgets as
 Hypothesis' draws), from bytes of a generator seeded by the run's seed and the test, so a run
@@ -38,13 +41,13 @@ from .strategies import BATCH, Decoder
 # profile: what it covers is the same whatever the volume of the symbolic form.
 FORM_QUOTA = {"quick": 16, "standard": 24, "certify": 24}
 REJECTION_QUOTA = {"quick": 16, "standard": 32, "certify": 64}
-CENSUS_EMPTY_QUOTA = {"quick": 8, "standard": 12, "certify": 24}
+CENSUS_QUOTA = {"quick": 8, "standard": 12, "certify": 24}  # per census topic other than NaN
 CANDIDATE_BATCHES = 48  # at most this many batches of BATCH candidates per quota
 
 # Tag keys whose every value among the candidates is a stratum.
 FORM_KEYS = ("rank:", "shape:", "axis-length:", "zero-size:", "axis:", "keepdims:", "select_last_index:", "ties:")
 REJECTION_KEYS = ("type:", "axis:", "undeclared:", "rank:", "reject:")
-CENSUS_EMPTY_KEYS = ("rank:", "axis:", "axis-length:", "zero-size:", "keepdims:", "select_last_index:")
+CENSUS_KEYS = ("topic:", "rank:", "axis:", "axis-length:", "zero-size:", "keepdims:", "select_last_index:")
 
 
 def form_required(vspec: VersionSpec) -> tuple[str, ...]:
@@ -71,6 +74,15 @@ def rejection_required(vspec: VersionSpec, clause_id: str) -> tuple[str, ...]:
     if condition == "undeclared_attribute":
         return tuple(f"undeclared:{source}" for source in dict.fromkeys(UNDECLARED_SOURCES))
     return ()
+
+
+def census_required(vspec: VersionSpec, topics: Sequence[str]) -> tuple[str, ...]:
+    """The strata a census quota keeps drawing for: each of its topics, and at ArgMin-1 a
+    negative axis in [-r, -1] (counted from the end, it has a reading) besides one below -r."""
+    required = [f"topic:{topic}" for topic in topics]
+    if any("axis_below_range" in vspec.clause(topic).when for topic in topics):
+        required.append("axis:from-end")
+    return tuple(required)
 
 
 def stratified(decoder: Decoder, label: str, quota: int, keys: Sequence[str], required: Iterable[str] = (),

@@ -10,7 +10,8 @@ heatmap from these keys, so they are stable:
 
 - ``type:<ONNX type name>``; ``rank:<0..8>``
 - ``axis:omitted|positive|negative`` (valid axes); ``axis:above-range|below-range`` (rejection,
-  and below-range for ArgMin-1's undefined negative axis)
+  and below-range for ArgMin-1's undefined negative axis, with ``axis:from-end`` where it is in
+  [-r, -1], which has a reading counted from the end)
 - ``keepdims:omitted|<value>`` and ``select_last_index:omitted|<value>`` where the version
   declares the attribute (values outside {0, 1} occur in the census only)
 - ``axis-length:0|1|short|long|very-long`` (short <= 256 < long <= 65,536 < very-long)
@@ -311,7 +312,7 @@ def _below_range(vspec: VersionSpec, d: Draft, c: Choices) -> list[str]:
     # one below -r has none: both kinds occur often.
     d.attributes["axis"] = low - 1 - (c.byte() * d.data.ndim >> 8 if c.chance(60) else d.data.ndim + c.pick(OFFSETS))
     d.tags = [t for t in d.tags if not t.startswith("axis:")]
-    return ["axis:below-range"]
+    return ["axis:below-range"] + (["axis:from-end"] if d.attributes["axis"] >= -d.data.ndim else [])
 
 
 def _census(vspec: VersionSpec, clause: Clause, d: Draft, c: Choices) -> list[str]:
@@ -356,10 +357,15 @@ def census_topics(vspec: VersionSpec, type_name: str | None = None) -> tuple[Cla
     return tuple(c for c in clauses if fixed is None or _applies(c, fixed))
 
 
-def empty_topic(clause: Clause) -> bool:
-    """Whether a census clause is about empty inputs (an empty reduced axis; ArgMin-11's any
-    empty input)."""
-    return _condition(clause) in ("reduced_axis_length", "size")
+def census_split(vspec: VersionSpec, type_name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The census topics of one type in two: those drawn at the profile's volume (NaN, whose
+    answer may depend on where in a slice it sits and what surrounds it: a kernel's lanes and
+    tiles), and those a stratified quota covers (empty inputs, attribute values outside their
+    lists, ArgMin-1's negative axes and rank 0: what a runtime does with them depends on the
+    rank, the axis and the value, which generators.quotas covers)."""
+    topics = census_topics(vspec, type_name)
+    drawn = tuple(c.id for c in topics if _condition(c) == "contains_nan")
+    return drawn, tuple(c.id for c in topics if c.id not in drawn)
 
 
 def _undefined_build(vspec: VersionSpec, type_name: str | None, topics: tuple[str, ...] | None) -> Build:

@@ -15,7 +15,11 @@ import spec
 from engine.forms import SYMBOLIC
 from engine.isolation import Runner
 from engine.options import compile_cache_folder, run_info, validate
-from engine.run import run_all
+from engine.plan import Task
+from engine.run import run_all, run_task, test_cases
+from engine.session import Session
+from generators.quotas import CENSUS_QUOTA
+from tests.test_generators import sample
 from results import RawRun
 from results.verdict import CONFORMANT, standings
 from zoo.correct import numpy_argmin
@@ -74,6 +78,55 @@ def test_a_second_process_loads_what_the_compile_cache_holds(tmp_path: Path) -> 
     assert first == second == [right(call) for call in asked]
     assert counts[0] == 0 and counts[1] > 0, f"the second worker compiled {counts[0]} models"
     assert any(tmp_path.iterdir())
+
+
+def test_the_census_asks_its_second_process_in_the_first_process_packs(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every census input is asked again in a second worker; in the packs the first worker was
+    asked in, whose models the compile cache holds, whatever that worker's packs adapted to."""
+    settings = validate({"impl": f"model:{FAKE}:refusing_int16", "versions": "13", "profile": "quick", "seed": "3"})
+    second = Runner(f"{FAKE}:correct", isolation="process", compile_cache=tmp_path)
+    asked_second = second.call_many
+    compiled = []
+
+    def counted(*args, **kwargs):
+        replies = asked_second(*args, **kwargs)
+        compiled.extend(r.compiles for r in replies)
+        return replies
+
+    monkeypatch.setattr(second, "call_many", counted)
+    monkeypatch.setattr("engine.session.implementation", lambda settings: second)
+    first = Runner(f"{FAKE}:correct", isolation="process", compile_cache=tmp_path)
+    # As after packs of the earlier tests failed (a runtime with packed-only bugs): smaller packs.
+    first._caps[(13, np.dtype(np.float32), SYMBOLIC, ())] = 2
+    session = Session(settings, first)
+    try:
+        for type_name in ("float", "int8"):
+            run_task(session, Task("census", 13, type_name, form=SYMBOLIC), f"census::v13-{type_name}")
+    finally:
+        session.close()
+    assert len(compiled) > 30 and session.compiles > 0
+    assert sum(compiled) == 0, f"the second worker compiled {sum(compiled)} models"
+
+
+@pytest.mark.parametrize("profile", ["quick", "certify"])
+def test_the_census_asks_volume_only_of_nan(profile: str) -> None:
+    """NaN keeps the profile's volume; every other census topic is a quota covering its strata."""
+    settings = validate({"impl": "onnxruntime", "profile": profile, "seed": "3"})
+    for version, type_name, topics in ((13, "float", ("C15", "C17", "C18")), (13, "int8", ("C15", "C17", "C18")),
+                                       (1, "float", ("C15", "C17", "C19", "C20"))):
+        cases = test_cases(Task("census", version, type_name, form=SYMBOLIC), settings)
+        assert len(cases.quota) == CENSUS_QUOTA[profile] * len(topics)
+        tags = {tag for case in cases.quota for tag in case.tags}
+        assert {f"topic:{topic}" for topic in topics} <= tags
+        assert (cases.strategy is None) == (type_name == "int8"), "integers have no NaN: no volume at all"
+        if type_name == "float":
+            drawn = [case for batch in sample(cases.strategy, 5) for case in batch]
+            assert {tag for case in drawn for tag in case.tags if tag.startswith("topic:")} == {"topic:C14"}
+        if version == 1:
+            axes = [(c.attributes["axis"], c.data.ndim) for c in cases.quota if "axis:below-range" in c.tags]
+            assert any(axis >= -rank for axis, rank in axes) and any(axis < -rank for axis, rank in axes), \
+                "ArgMin-1's negative axes both in [-r, -1] and below -r"
 
 
 def test_without_a_compile_cache_every_process_compiles_again(tmp_path: Path) -> None:

@@ -108,6 +108,18 @@ def test_packs_are_formed_per_group_with_a_witness_first() -> None:
     assert runner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
 
 
+def test_census_inputs_a_runtime_may_refuse_pack_apart_by_what_may_be_refused() -> None:
+    runner = Runner(model("correct"), isolation="none")
+    calls = static_calls([(2, 2)] * 8)
+    for index, attributes in ((2, {"keepdims": 2}), (3, {"keepdims": -1, "axis": 1}), (5, {"select_last_index": 2}),
+                              (6, {"keepdims": 7}), (7, {"axis": 1, "select_last_index": 2})):
+        calls[index] = (calls[index][0], 13, attributes, "static")
+    # Valid inputs: a witness, then a pack; each kind of doubtful input alone until one answers.
+    assert runner.packs(calls) == [[0], [1, 4], [2], [3], [5], [6], [7]]
+    runner._adapt(calls, [2], False)  # keepdims=2 was answered: keepdims outside its list packs now
+    assert runner.packs(calls) == [[0], [1, 4], [2, 3], [5], [6], [7]]
+
+
 def test_a_pack_that_raises_is_bisected_down_to_the_guilty_call(isolation: str) -> None:
     calls = static_calls(SHAPES)
     calls[GUILTY] = (calls[GUILTY][0], 13, {"axis": 5}, "static")  # an invalid model fails its whole pack
