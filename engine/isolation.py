@@ -10,7 +10,7 @@ its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
 progress is watched and its worker killed once over the limit, before it takes the machine).
 Either way the next call starts a fresh worker. Calls may also be asked through packed models
-(``Runner.packs``: many cases, one compiled model); a pack that crashes or hangs is bisected in
+(engine.planner: many cases, one compiled model); a pack that crashes or hangs is bisected in
 fresh workers until one call, asked alone, is to blame. A packed answer says which model gave it
 (``Reply.pack``: its nodes, this process's own arrays, rebuilt from the layout the worker tells),
 so that a failure only that model shows can be asked again. Answers are bounded (see ``worker``): the parent
@@ -55,9 +55,9 @@ import numpy as np
 
 import spec
 from engine import sandbox, worker
-from engine.forms import INITIALIZER, STATIC, SYMBOLIC
 from engine.loader import UsageError, check, describe, portable, resolve
-from results.outcomes import CRASH, FAULTS, OK, TIMEOUT, UNASKED, UNSUPPORTED
+from engine.planner import CallArgs, Planner
+from results.outcomes import CRASH, FAULTS, TIMEOUT, UNASKED
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -78,15 +78,7 @@ def _resident(pid: int) -> int:
         return 0
 
 
-CallArgs = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
-# A packed model holds at most this many input elements and nodes: large enough that compiling
-# it costs a fraction of a millisecond per node (a batch of the largest cases a profile draws
-# fits in a few packs), small enough that a failing pack is bisected in a few steps
-# (engine.worker.answers) and a crashing one in a few fresh workers.
-PACK_ELEMENTS = 1 << 20
-PACK_NODES = 64
 MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model of rank 8 has 153)
-PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
 
 
 class Node(NamedTuple):
@@ -445,33 +437,6 @@ def _close_all() -> None:
         runner.close()
 
 
-def _group(call: CallArgs) -> tuple | None:
-    """The pack group of a call: version, element type, form and what may make the runtime refuse
-    it (``_doubt``); None where it is not in a packed form."""
-    data, version, attributes, form = call
-    return (version, data.dtype, form, _doubt(data, version, attributes)) if form in PACKED_FORMS else None
-
-
-def _doubt(data: np.ndarray, version: int, attributes: Mapping[str, int]) -> tuple[str, ...]:
-    """What census inputs have that runtimes often refuse: an empty input, or the attributes
-    whose values are outside what they accept at this rank (keepdims=2, ArgMin-1's negative
-    axes); () for a valid, non-empty input. Each kind packs apart: one refusal fails a pack."""
-    if data.size == 0:
-        return ("empty",)
-    accepted = _accepted(version, data.ndim)
-    return tuple(sorted(name for name, value in attributes.items() if value not in accepted.get(name, ())))
-
-
-@functools.cache
-def _accepted(version: int, rank: int) -> dict[str, frozenset[int]]:
-    """The values each attribute accepts on an input of ``rank``."""
-    found: dict[str, set[int]] = {}
-    for attributes in spec.load(version).signatures(rank):
-        for name, value in attributes.items():
-            found.setdefault(name, set()).add(value)
-    return {name: frozenset(values) for name, values in found.items()}
-
-
 class Runner:
     """Calls one implementation, in a worker process or in-process."""
 
@@ -490,9 +455,7 @@ class Runner:
             raise UsageError(f"--timeout {timeout!r} is not a positive number of seconds; use e.g. --timeout 10")
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
-        self._caps: dict[tuple, int] = {}  # node cap per pack group (packs): adapts to failures
-        self._refused: set[tuple] = set()  # pack groups refused as unsupported so far (refused)
-        self._computed: set[tuple] = set()  # pack groups a call of which was answered otherwise
+        self.planner = Planner()  # which models the calls are asked in (engine.planner)
         self._spent = worker.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
@@ -564,7 +527,7 @@ class Runner:
         once that many calls crashed or hung, the calls left are not made (their replies say
         UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge."""
         if units is None:
-            units = self.packs(calls) if pack else [[index] for index in range(len(calls))]
+            units = self.planner.packs(calls) if pack else [[index] for index in range(len(calls))]
         units = deque(list(unit) for unit in units)
         replies: dict[int, Reply] = {}
         if self.isolation == "none":
@@ -576,75 +539,6 @@ class Runner:
         return [replies.get(index) or Reply(UNASKED, None, "not asked: its batch had crashed or hung as often as "
                                                            "its test may", 0.0) for index in range(len(calls))]
 
-    def packs(self, calls: Sequence[CallArgs]) -> list[list[int]]:
-        """The calls' indices cut into packs. Calls in a packed form make groups by version,
-        element type and form (``_group``). The first call of a group is asked alone, a one-node
-        model (a witness: bugs that show only there keep being sampled), the rest in packs of at
-        most PACK_ELEMENTS input elements and the group's node cap (``_caps``), in the order they
-        were made. Empty inputs and attributes outside their lists start at a cap of one node:
-        runtimes often refuse them (an empty axis has no answer at all, keepdims=2 no meaning),
-        and one refusal fails a whole pack; the cap grows only where they are answered."""
-        units: list[list[int]] = []
-        open_packs: dict[tuple, tuple[list[int], int] | None] = {}
-        for index, call in enumerate(calls):
-            key = _group(call)
-            if key is None:
-                units.append([index])
-                continue
-            if key not in open_packs:
-                open_packs[key] = None
-                if not key[-1]:
-                    units.append([index])
-                    continue
-            size = call[0].size
-            current = open_packs[key]
-            if current is None or len(current[0]) >= self._cap(key) or current[1] + size > PACK_ELEMENTS:
-                units.append([index])
-                open_packs[key] = (units[-1], size)
-            else:
-                current[0].append(index)
-                open_packs[key] = (current[0], current[1] + size)
-        return units
-
-    def _adapt(self, calls: Sequence[CallArgs], unit: Sequence[int], failed: bool) -> None:
-        """A group's node cap halves when one of its packs failed as a whole (it was bisected)
-        and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
-        runtime refuses soon costs no more compiles than without packing."""
-        key = _group(calls[unit[0]])
-        if key is not None:
-            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._cap(key))
-
-    def _cap(self, key: tuple) -> int:
-        return self._caps.get(key, 1 if key[-1] else PACK_NODES)
-
-    def _adapted(self, calls: Sequence[CallArgs], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
-        """``_adapt`` after ``unit`` was answered: failed where the pack was split to answer it,
-        grown where the pack (or a single call) answered. And whether the unit's group is
-        refused: a call asked alone answered "unsupported", and no call of the group was answered (an
-        error is no sign either way: an invalid axis fails before a kernel is looked for)."""
-        answered = [replies[index] for index in unit]
-        if len(unit) > 1 and any(reply.split for reply in answered):
-            self._adapt(calls, unit, True)
-        elif len(unit) > 1 or answered[0].status == OK:  # a pack answered (or refused) as a whole
-            self._adapt(calls, unit, False)
-        key = _group(calls[unit[0]])
-        if key is None or key in self._computed:
-            return
-        if any(reply.status == OK for reply in answered):
-            self._computed.add(key)
-            self._refused.discard(key)
-        elif len(unit) == 1 and answered[0].status == UNSUPPORTED:
-            self._refused.add(key)
-
-    def refused(self, calls: Sequence[CallArgs], unit: Sequence[int]) -> bool | None:
-        """Whether ``unit`` belongs to a group refused as unsupported so far (see ``_adapted``):
-        a pack of it that the runtime refuses as unsupported is then refused as a whole, each of
-        its calls answered "unsupported", instead of being asked call by call (a model each).
-        None where nothing is known of the group yet (the worker then goes by what a call asked
-        alone earlier in the same request answered: ``worker.Refusals``)."""
-        key = _group(calls[unit[0]])
-        return True if key in self._refused else False if key in self._computed else None
-
     def _in_process(self, calls: Sequence[CallArgs], unit: list[int], replies: dict[int, Reply]) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
         # change the caller's array in one mode and not in the other.
@@ -653,7 +547,7 @@ class Runner:
         _, version, _, form = calls[unit[0]]
         datas = [np.array(calls[index][0], copy=True) for index in unit]
         outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
-                                  self.refused(calls, unit))
+                                  self.planner.refused(calls, unit))
         layouts = Layouts(calls)
         for at, (index, answered) in enumerate(zip(unit, outcomes, strict=True)):
             spent = worker.models_of(self._fn)
@@ -661,7 +555,7 @@ class Runner:
                                                            spent - self._spent, answered.layout, answered.position)
             replies[index] = Reply(*delivered, pack=layouts.packed(layout, position, unit, at))
             self._spent = spent
-        self._adapted(calls, unit, replies)
+        self.planner.answered(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
         try:
@@ -693,7 +587,7 @@ class Runner:
                     units.appendleft(unit[1:])
                 return
             current, start = self._worker, time.perf_counter()
-        refused = [self.refused(calls, unit) for unit in units]
+        refused = [self.planner.refused(calls, unit) for unit in units]
         request = pickle.dumps(current.arena.pack(calls, units, refused), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
@@ -712,7 +606,7 @@ class Runner:
                     half = position + left // 2
                     units.popleft()
                     units.extendleft([unit[half:], unit[position:half]])
-                    self._adapt(calls, unit, True)
+                    self.planner.adapt(calls, unit, True)
                     return
                 replies[index] = reply
                 if reply.status in FAULTS:
@@ -722,7 +616,7 @@ class Runner:
                         units.appendleft(unit[position + 1:])
                     return
             units.popleft()
-            self._adapted(calls, unit, replies)
+            self.planner.answered(calls, unit, replies)
 
     def _ready(self, current: _Worker) -> str | None:
         """Wait until ``current``, the worker, has loaded the implementation: None, or why it did

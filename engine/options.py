@@ -85,7 +85,7 @@ class Settings:
     memory_limit: int | None  # resident bytes the worker process may hold; None: no limit
     forms: tuple[str, ...] | None = None  # model forms (engine.forms); None for a plain function plug-in
     claim: str = "implemented"  # --claim (results.verdict.CLAIMS)
-    packing: bool = True  # --packing: packed models for valid and census cases (engine.isolation.Runner.packs)
+    packing: bool = True  # --packing: packed models for valid and census cases (engine.planner)
     compile_cache: Path | None = None  # --compile-cache: the folder of every runtime's compile cache; None: off
     sandbox: str = "auto"  # --sandbox (engine.sandbox.MODES): where worker processes run
     shard: shards.Shard | None = None  # --shard K/N: this process runs the K-th of N parts of the run

@@ -34,9 +34,9 @@ from generators.strategies import (
 )
 
 from .forms import QUOTA_FORMS
-from .isolation import PACKED_FORMS
 from .options import Settings
 from .plan import SUITES, Task, plan
+from .planner import PACKED_FORMS
 from .session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
 
 # Cases per Hypothesis example where they may be packed (valid and census cases in every model

@@ -31,13 +31,13 @@ from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
 from results.stream import Writer
 from results.tensors import to_tensor
 
-from .forms import STATIC, SYMBOLIC
-from .isolation import CallArgs, Node, Packed, Reply, Runner
+from .isolation import Node, Packed, Reply, Runner
 from .judge import Failure, Judgement, judge, prepare
 from .loader import UsageError
 from .minimize import minimize
 from .options import Settings, implementation
 from .packs import smallest
+from .planner import TWIN_FORMS, CallArgs, within
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost
@@ -52,7 +52,7 @@ ALSO_FAILS_ON = 3  # other failing inputs shown with a counterexample
 _ALSO_LIMIT = 64  # ... each at most this many elements
 
 Key = tuple[str, str, str, bool]  # (clause, type name, problem, whether it shows only in a packed model)
-# Suites whose cases may be asked through packed models (engine.isolation.Runner.packs): valid
+# Suites whose cases may be asked through packed models (engine.planner): valid
 # and census inputs. Never rejection cases: an invalid model fails its whole pack, every time.
 PACKED_SUITES = ("property", "census")
 
@@ -64,15 +64,6 @@ class Nonconformance(AssertionError):
 def _odd(record: CensusRecord) -> bool:
     """Whether a census answer fits no policy, is flagged, or changed when asked again."""
     return not record.fits or bool(record.flags) or record.deterministic is False
-
-
-def _within(units: list[list[int]] | None, kept: list[int]) -> list[list[int]] | None:
-    """``units`` (packs of positions) restricted to the positions in ``kept``, each renumbered
-    as its place in ``kept``; None stays None (the runner cuts packs itself)."""
-    if units is None:
-        return None
-    place = {position: number for number, position in enumerate(kept)}
-    return [cut for unit in units if (cut := [place[i] for i in unit if i in place])]
 
 
 def key_of(judgement: Judgement, failure: Failure) -> Key:
@@ -215,7 +206,7 @@ class Session:
         if census:
             # In the packs of the first asks: the same models, which the compile cache holds.
             replies = self.call_many(self._calls(list(census.values())), self._second(), pack,
-                                     units=_within(units, list(census)))
+                                     units=within(units, list(census)))
             state.again.update((c.key(), reply) for c, reply in zip(census.values(), replies, strict=True))
 
     def _calls(self, cases: Sequence[Case]) -> list[CallArgs]:
@@ -230,19 +221,12 @@ class Session:
         twin and the others asked again unkept: the twins run on the model compiled for their
         cases, so state kept between calls is put to the test packed too. Not in the
         initializer form, whose every model is new: there a twin is just another node."""
-        if not (pack and self.settings.packing) or self.form not in (SYMBOLIC, STATIC):
+        if not (pack and self.settings.packing) or self.form not in TWIN_FORMS:
             return [(c, True) for pair in pairs for c in pair if c is not None], None
-        planned = [(case, True) for case, _ in pairs]
-        units = []
-        for unit in self.runner.packs(self._calls([case for case, _ in pairs])):
-            units.append(unit)
-            if any(pairs[index][1] is not None for index in unit):
-                rerun = []
-                for index in unit:
-                    case, second = pairs[index]
-                    planned.append((case, False) if second is None else (second, True))
-                    rerun.append(len(planned) - 1)
-                units.append(rerun)
+        asked, units = self.runner.planner.with_twins(self._calls([case for case, _ in pairs]),
+                                                      [second is not None for _, second in pairs])
+        planned = [(pairs[~index][1], True) if index < 0 else (pairs[index][0], position < len(pairs))
+                   for position, index in enumerate(asked)]
         return planned, units
 
     def _second(self) -> Runner:

@@ -12,8 +12,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from generators.profiles import CASES
 import spec
+from generators.profiles import CASES
 from generators.quotas import CENSUS_QUOTA, FORM_QUOTA, REJECTION_QUOTA
 from generators.strategies import census_split
 

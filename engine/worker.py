@@ -239,7 +239,7 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     pack is split in halves and each half asked the same way, down to single calls, so that every
     call gets the answer of the smallest pack that works, or its own one-node model's. A pack the
     runtime refuses as unsupported is asked call by call at once (halving would compile every
-    model twice), unless its type was ``refused`` alone already (isolation.Runner.refused): then
+    model twice), unless its type was ``refused`` alone already (engine.planner.Planner.refused): then
     every call of it is answered "unsupported", one compile for the pack instead of one per call."""
     if len(datas) == 1:
         yield Answered(call(fn, datas[0], version, attributes[0], form))
@@ -458,7 +458,7 @@ def _shared(arena: mmap.mmap, item: Any) -> Any:
 class Refusals:
     """Which groups of calls (version, element type, form) a request's calls asked alone showed
     refused as unsupported, and none answered: where the process that owns the run knew nothing
-    of a group when it sent the request (isolation.Runner.refused), a pack after its witness
+    of a group when it sent the request (engine.planner.Planner.refused), a pack after its witness
     goes by what the witness answered."""
 
     def __init__(self) -> None:

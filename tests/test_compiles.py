@@ -16,12 +16,13 @@ from engine.forms import SYMBOLIC
 from engine.isolation import Runner
 from engine.options import compile_cache_folder, run_info, validate
 from engine.plan import Task
-from engine.run import run_all, run_task, test_cases
+from engine.run import run_all, run_task
+from engine.run import test_cases as cases_of
 from engine.session import Session
 from generators.quotas import CENSUS_QUOTA
-from tests.test_generators import sample
 from results import RawRun
 from results.verdict import CONFORMANT, standings
+from tests.test_generators import sample
 from zoo.correct import numpy_argmin
 
 FAKE = Path(__file__).parent / "impls" / "fake_compiler.py"
@@ -98,7 +99,8 @@ def test_the_census_asks_its_second_process_in_the_first_process_packs(tmp_path:
     monkeypatch.setattr("engine.session.implementation", lambda settings: second)
     first = Runner(f"{FAKE}:correct", isolation="process", compile_cache=tmp_path)
     # As after packs of the earlier tests failed (a runtime with packed-only bugs): smaller packs.
-    first._caps[(13, np.dtype(np.float32), SYMBOLIC, ())] = 2
+    float_calls = [(np.zeros((2, 2), np.float32), 13, {}, SYMBOLIC)] * 4
+    first.planner.adapt(float_calls, range(4), failed=True)  # float packs of two nodes at most
     session = Session(settings, first)
     try:
         for type_name in ("float", "int8"):
@@ -115,7 +117,7 @@ def test_the_census_asks_volume_only_of_nan(profile: str) -> None:
     settings = validate({"impl": "onnxruntime", "profile": profile, "seed": "3"})
     for version, type_name, topics in ((13, "float", ("C15", "C17", "C18")), (13, "int8", ("C15", "C17", "C18")),
                                        (1, "float", ("C15", "C17", "C19", "C20"))):
-        cases = test_cases(Task("census", version, type_name, form=SYMBOLIC), settings)
+        cases = cases_of(Task("census", version, type_name, form=SYMBOLIC), settings)
         assert len(cases.quota) == CENSUS_QUOTA[profile] * len(topics)
         tags = {tag for case in cases.quota for tag in case.tags}
         assert {f"topic:{topic}" for topic in topics} <= tags

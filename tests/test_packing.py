@@ -17,9 +17,10 @@ import pytest
 
 from engine import worker
 from engine.adapters import OnnxRuntimeArgMin
-from engine.isolation import PACK_NODES, Runner
+from engine.isolation import Runner
 from engine.loader import UsageError
 from engine.options import Settings, run_info, validate
+from engine.planner import PACK_NODES, Planner
 from engine.run import run_all
 from reports.aggregate import aggregate
 from reports.matrix import matrix
@@ -93,31 +94,38 @@ def isolation(request: pytest.FixtureRequest) -> str:
 
 
 def test_packs_are_formed_per_group_with_a_witness_first() -> None:
-    runner = Runner(model("correct"), isolation="none")
+    planner = Planner()  # no runtime: what is compiled is decided before anything is asked
     older = [(data, 11, attributes, form) for data, _, attributes, form in static_calls([(2, 2)] * (PACK_NODES + 3))]
     calls = static_calls(SHAPES) + static_calls(SHAPES[:3], "symbolic") + older
-    units = runner.packs(calls)
+    units = planner.packs(calls)
     assert units[0] == [0] and units[1] == list(range(1, len(SHAPES))), "a witness, then one pack"
     assert units[2:4] == [[10], [11, 12]], "the symbolic form is a group of its own"
     assert [len(unit) for unit in units[4:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
     empty = static_calls([(2, 2), (2, 2), (2, 0), (2, 2), (0, 2), (2, 2), (0, 3)])
-    assert runner.packs(empty) == [[0], [1, 3, 5], [2], [4], [6]], "empty inputs start one node a pack"
-    runner._adapt(empty, [2], False)  # an empty input was answered: the cap of empty inputs grows
-    assert runner.packs(empty) == [[0], [1, 3, 5], [2, 4], [6]]
+    assert planner.packs(empty) == [[0], [1, 3, 5], [2], [4], [6]], "empty inputs start one node a pack"
+    planner.adapt(empty, [2], False)  # an empty input was answered: the cap of empty inputs grows
+    assert planner.packs(empty) == [[0], [1, 3, 5], [2, 4], [6]]
     big = static_calls([(1025, 1024), (1025, 1024), (2, 2)])
-    assert runner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
+    assert planner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
 
 
 def test_census_inputs_a_runtime_may_refuse_pack_apart_by_what_may_be_refused() -> None:
-    runner = Runner(model("correct"), isolation="none")
+    planner = Planner()
     calls = static_calls([(2, 2)] * 8)
     for index, attributes in ((2, {"keepdims": 2}), (3, {"keepdims": -1, "axis": 1}), (5, {"select_last_index": 2}),
                               (6, {"keepdims": 7}), (7, {"axis": 1, "select_last_index": 2})):
         calls[index] = (calls[index][0], 13, attributes, "static")
     # Valid inputs: a witness, then a pack; each kind of doubtful input alone until one answers.
-    assert runner.packs(calls) == [[0], [1, 4], [2], [3], [5], [6], [7]]
-    runner._adapt(calls, [2], False)  # keepdims=2 was answered: keepdims outside its list packs now
-    assert runner.packs(calls) == [[0], [1, 4], [2, 3], [5], [6], [7]]
+    assert planner.packs(calls) == [[0], [1, 4], [2], [3], [5], [6], [7]]
+    planner.adapt(calls, [2], False)  # keepdims=2 was answered: keepdims outside its list packs now
+    assert planner.packs(calls) == [[0], [1, 4], [2, 3], [5], [6], [7]]
+
+
+def test_a_pack_with_state_twins_is_asked_again_with_the_twins_in_place() -> None:
+    asked, units = Planner().with_twins(static_calls([(2, 2)] * 4), [False, True, False, False])
+    # The witness has no twin; the pack has one: asked again, its other calls once more, unkept.
+    assert units == [[0], [1, 2, 3], [4, 5, 6]]
+    assert asked == [0, 1, 2, 3, ~1, 2, 3]
 
 
 def test_a_pack_that_raises_is_bisected_down_to_the_guilty_call(isolation: str) -> None:

@@ -1,0 +1,178 @@
+"""What a run compiles: the calls a test asks, cut into the models a runtime compiles.
+
+For a runtime that compiles (TVM, IREE, OpenVINO), a run costs as many compiles as it builds
+models, so every rule that decides which model a call is asked in lives here, in the process that
+owns the run, and can be counted without a runtime (``Planner.packs`` needs none):
+
+- *Groups.* Calls in a packed form (``PACKED_FORMS``) are grouped by version, element type,
+  form and ``doubt``: what may make the runtime refuse them (an empty input, attribute values
+  outside their lists). Each kind packs apart: one refusal fails a whole pack.
+- *Witnesses.* The first valid call of a group in a batch is asked alone, a one-node model: bugs
+  that show only there keep being sampled.
+- *Packs.* The others go into packed models of at most ``PACK_ELEMENTS`` input elements and the
+  group's node cap, which halves when a pack of the group fails as a whole and doubles when one
+  answers; doubtful kinds start at one node.
+- *Refused types.* A group whose call asked alone was answered "unsupported", and none of whose
+  calls was answered, is refused: a pack of it refused the same way is refused as a whole
+  instead of compiled call by call.
+- *Twins.* A pack holding cases with state twins is asked again with the twins in place, on
+  the model compiled for it (``with_twins``).
+- *Second asks.* The census asks its inputs again in a second worker, in the packs the first
+  worker was asked in (``within``): the compile cache holds those models.
+
+What the worker then does with a pack is engine.worker.answers (a pack that fails is bisected;
+one refused as unsupported is asked call by call unless its group is refused), and what a
+model is made of is the adapter's (a symbolic pack may be served by its rank's signature model,
+engine.adapters.signatures; a compiled model is kept in the compile cache,
+engine.adapters.compile_cache)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+import spec
+from results.outcomes import OK, UNSUPPORTED
+
+from .forms import INITIALIZER, STATIC, SYMBOLIC
+
+if TYPE_CHECKING:  # engine.isolation holds a Planner
+    from .isolation import Reply
+
+CallArgs = tuple[np.ndarray, int, Mapping[str, int], "str | None"]  # data, version, attributes, model form
+# A packed model holds at most this many input elements and nodes: large enough that compiling
+# it costs a fraction of a millisecond per node (a batch of the largest cases a profile draws
+# fits in a few packs), small enough that a failing pack is bisected in a few steps
+# (engine.worker.answers) and a crashing one in a few fresh workers.
+PACK_ELEMENTS = 1 << 20
+PACK_NODES = 64
+PACKED_FORMS = (SYMBOLIC, STATIC, INITIALIZER)
+TWIN_FORMS = (SYMBOLIC, STATIC)  # where a twin runs on its case's model (an initializer model is new each time)
+
+
+def group(call: CallArgs) -> tuple | None:
+    """The pack group of a call: version, element type, form and ``doubt``; None where it is not
+    in a packed form."""
+    data, version, attributes, form = call
+    return (version, data.dtype, form, doubt(data, version, attributes)) if form in PACKED_FORMS else None
+
+
+def doubt(data: np.ndarray, version: int, attributes: Mapping[str, int]) -> tuple[str, ...]:
+    """What census inputs have that runtimes often refuse: an empty input, or the attributes
+    whose values are outside what they accept at this rank (keepdims=2, ArgMin-1's negative
+    axes); () for a valid, non-empty input."""
+    if data.size == 0:
+        return ("empty",)
+    accepted = _accepted(version, data.ndim)
+    return tuple(sorted(name for name, value in attributes.items() if value not in accepted.get(name, ())))
+
+
+@functools.cache
+def _accepted(version: int, rank: int) -> dict[str, frozenset[int]]:
+    """The values each attribute accepts on an input of ``rank``."""
+    found: dict[str, set[int]] = {}
+    for attributes in spec.load(version).signatures(rank):
+        for name, value in attributes.items():
+            found.setdefault(name, set()).add(value)
+    return {name: frozenset(values) for name, values in found.items()}
+
+
+def within(units: list[list[int]] | None, kept: list[int]) -> list[list[int]] | None:
+    """``units`` (packs of positions) restricted to the positions in ``kept``, each renumbered
+    as its place in ``kept``; None stays None (the runner cuts packs itself)."""
+    if units is None:
+        return None
+    place = {position: number for number, position in enumerate(kept)}
+    return [cut for unit in units if (cut := [place[i] for i in unit if i in place])]
+
+
+class Planner:
+    """The packs of one runner's calls, adapting to what its runtime answered (one per Runner:
+    a second worker process adapts on its own)."""
+
+    def __init__(self) -> None:
+        self._caps: dict[tuple, int] = {}  # node cap per group: adapts to failures
+        self._refused: set[tuple] = set()  # groups refused as unsupported so far
+        self._computed: set[tuple] = set()  # groups a call of which was answered otherwise
+
+    def packs(self, calls: Sequence[CallArgs]) -> list[list[int]]:
+        """The calls' indices cut into packs, in the order they were made: per group, a witness
+        (valid groups), then packs within the element budget and the group's node cap."""
+        units: list[list[int]] = []
+        open_packs: dict[tuple, tuple[list[int], int] | None] = {}
+        for index, call in enumerate(calls):
+            key = group(call)
+            if key is None:
+                units.append([index])
+                continue
+            if key not in open_packs:
+                open_packs[key] = None
+                if not key[-1]:
+                    units.append([index])
+                    continue
+            size = call[0].size
+            current = open_packs[key]
+            if current is None or len(current[0]) >= self._cap(key) or current[1] + size > PACK_ELEMENTS:
+                units.append([index])
+                open_packs[key] = (units[-1], size)
+            else:
+                current[0].append(index)
+                open_packs[key] = (current[0], current[1] + size)
+        return units
+
+    def with_twins(self, calls: Sequence[CallArgs], twins: Sequence[bool]) -> tuple[list[int], list[list[int]]]:
+        """Packs of ``calls``, some of which have a state twin (``twins``): each pack holding one
+        is followed by the same pack again, the twins in place of their cases, so the twins run
+        on the model compiled for their cases and state kept between calls is put to the test
+        packed too. Returns what each asked position is (the call's index, or ``~index`` for its
+        twin, or ``index`` again for a call asked once more, unkept) and the packs of positions."""
+        asked = list(range(len(calls)))
+        units = []
+        for unit in self.packs(calls):
+            units.append(unit)
+            if any(twins[index] for index in unit):
+                units.append(list(range(len(asked), len(asked) + len(unit))))
+                asked += [~index if twins[index] else index for index in unit]
+        return asked, units
+
+    def adapt(self, calls: Sequence[CallArgs], unit: Sequence[int], failed: bool) -> None:
+        """A group's node cap halves when one of its packs failed as a whole (it was bisected)
+        and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
+        runtime refuses soon costs no more compiles than without packing."""
+        key = group(calls[unit[0]])
+        if key is not None:
+            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._cap(key))
+
+    def _cap(self, key: tuple) -> int:
+        return self._caps.get(key, 1 if key[-1] else PACK_NODES)
+
+    def answered(self, calls: Sequence[CallArgs], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+        """``adapt`` after ``unit`` was answered: failed where the pack was split to answer it,
+        grown where the pack (or a single call) answered. And whether the unit's group is
+        refused: a call asked alone answered "unsupported", and no call of the group was answered
+        (an error is no sign either way: an invalid axis fails before a kernel is looked for)."""
+        answers = [replies[index] for index in unit]
+        if len(unit) > 1 and any(reply.split for reply in answers):
+            self.adapt(calls, unit, True)
+        elif len(unit) > 1 or answers[0].status == OK:  # a pack answered (or refused) as a whole
+            self.adapt(calls, unit, False)
+        key = group(calls[unit[0]])
+        if key is None or key in self._computed:
+            return
+        if any(reply.status == OK for reply in answers):
+            self._computed.add(key)
+            self._refused.discard(key)
+        elif len(unit) == 1 and answers[0].status == UNSUPPORTED:
+            self._refused.add(key)
+
+    def refused(self, calls: Sequence[CallArgs], unit: Sequence[int]) -> bool | None:
+        """Whether ``unit`` belongs to a group refused as unsupported so far (see ``answered``):
+        a pack of it that the runtime refuses as unsupported is then refused as a whole, each of
+        its calls answered "unsupported", instead of being asked call by call (a model each).
+        None where nothing is known of the group yet (the worker then goes by what a call asked
+        alone earlier in the same request answered: ``worker.Refusals``)."""
+        key = group(calls[unit[0]])
+        return True if key in self._refused else False if key in self._computed else None
