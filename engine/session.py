@@ -216,11 +216,9 @@ class Session:
                 pack: bool) -> tuple[list[tuple[Case, bool]], list[list[int]] | None]:
         """What to ask, in order, for cases and their twins (None where a case has none), each
         with whether its answer is kept; and the packs to ask them in (None: one by one, or as
-        the runner cuts them). One by one, each twin follows its case. Packed, a pack holding
-        cases with twins is followed by the same pack again, each of those cases replaced by its
-        twin and the others asked again unkept: the twins run on the model compiled for their
-        cases, so state kept between calls is put to the test packed too. Not in the
-        initializer form, whose every model is new: there a twin is just another node."""
+        the runner cuts them). One by one, each twin follows its case; packed, the twins run on
+        their cases' models (``Planner.with_twins``). Not in the initializer form, whose every
+        model is new: there a twin is just another node."""
         if not (pack and self.settings.packing) or self.form not in TWIN_FORMS:
             return [(c, True) for pair in pairs for c in pair if c is not None], None
         asked, units = self.runner.planner.with_twins(self._calls([case for case, _ in pairs]),
