@@ -114,7 +114,7 @@ def test_cases(task: Task, settings: Settings) -> TestCases:
     floor, quota = census_floor(vspec, task.type_name), ()
     if quota_topics:
         quota = quotas.stratified(undefined_decoder(vspec, task.type_name, BATCH, quota_topics), label,
-                                  quotas.CENSUS_QUOTA[profile] * len(quota_topics), quotas.CENSUS_KEYS,
+                                  quotas.census_quota(profile, quota_topics), quotas.CENSUS_KEYS,
                                   quotas.census_required(vspec, quota_topics), LARGEST_INVALID)
     if not drawn:
         return TestCases(floor, quota, batch_size(task, len(quota)))

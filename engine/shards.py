@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import spec
 from generators.profiles import CASES
-from generators.quotas import CENSUS_QUOTA, FORM_QUOTA, REJECTION_QUOTA
+from generators.quotas import FORM_QUOTA, REJECTION_QUOTA, census_quota
 from generators.strategies import census_split
 
 from .forms import QUOTA_FORMS
@@ -72,7 +72,7 @@ def cost(task: Task, profile: str) -> float:
     if task.suite == "census":  # NaN (and its floor) at its share of the volume, a quota per other topic
         drawn, quotas = census_split(spec.load(task.version), task.type_name)
         nan = (CASES[profile] + _FLOOR) * len(drawn) / (len(drawn) + len(quotas))
-        return _PER_TEST["census"] + _PER_CASE["census"] * (nan + CENSUS_QUOTA[profile] * len(quotas))
+        return _PER_TEST["census"] + _PER_CASE["census"] * (nan + census_quota(profile, quotas))
     return (_PER_TEST["property"] + _PER_CASE["property"] * (CASES[profile] + _FLOOR)) * _VERSION.get(task.version, 1.0)
 
 

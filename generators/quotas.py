@@ -76,6 +76,11 @@ def rejection_required(vspec: VersionSpec, clause_id: str) -> tuple[str, ...]:
     return ()
 
 
+def census_quota(profile: str, topics: Sequence[str]) -> int:
+    """The cases of a census test's quota: CENSUS_QUOTA for each of its quota ``topics``."""
+    return CENSUS_QUOTA[profile] * len(topics)
+
+
 def census_required(vspec: VersionSpec, topics: Sequence[str]) -> tuple[str, ...]:
     """The strata a census quota keeps drawing for: each of its topics, and at ArgMin-1 a
     negative axis in [-r, -1] (counted from the end, it has a reading) besides one below -r."""
