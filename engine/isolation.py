@@ -89,14 +89,22 @@ class Node(NamedTuple):
     dummy: bool = False  # a signature model's dummy input (zeros of shape (1,) * rank), no call's
 
 
-@dataclass(frozen=True)
 class Packed:
     """The packed model that answered a call, as the process that owns the run rebuilds it from
     the worker's layout (engine.worker.Layout): its nodes in order, the calls' own arrays and
-    dummies made here, and the call's node. Enough to ask that very model again."""
+    dummies made here, and the call's node. Enough to ask that very model again. The nodes are
+    made when first read (a failure's model is read; most answers' models never are) and shared
+    by every reply the model gave."""
 
-    nodes: tuple[Node, ...]
-    position: int
+    def __init__(self, nodes: tuple[Node, ...] | Callable[[], tuple[Node, ...]], position: int) -> None:
+        self._nodes = nodes
+        self.position = position
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        if callable(self._nodes):
+            self._nodes = self._nodes()
+        return self._nodes
 
 
 @functools.cache
@@ -130,19 +138,23 @@ class Layouts:
             self._last = last = (layout, unit, self._nodes(layout, unit, at))
         return Packed(last[2], position)
 
-    def _nodes(self, layout: worker.Layout, unit: Sequence[int], at: int) -> tuple[Node, ...]:
+    def _nodes(self, layout: worker.Layout, unit: Sequence[int], at: int) -> Callable[[], tuple[Node, ...]]:
+        """What makes the layout's nodes, once it is known to name only calls of the unit and
+        signatures of the rank."""
         data, version, _, _ = self._calls[unit[at]]
         signatures = _signatures(version, data.ndim)
-        dummy, nodes = np.zeros((1,) * data.ndim, data.dtype), []
-        for entry in layout:
-            if not -len(signatures) <= entry < len(unit):
-                raise worker.Malformed("a layout naming no call of its pack and no signature")
-            if entry >= 0:
-                call = self._calls[unit[entry]]
-                nodes.append(Node(call[0], call[2]))
-            else:
-                nodes.append(Node(dummy, signatures[-1 - entry], True))
-        return tuple(nodes)
+        if not -len(signatures) <= min(layout) <= max(layout) < len(unit):
+            raise worker.Malformed("a layout naming no call of its pack and no signature")
+        calls = self._calls
+        made: list[tuple[Node, ...]] = []
+
+        def nodes() -> tuple[Node, ...]:
+            if not made:
+                dummy = np.zeros((1,) * data.ndim, data.dtype)
+                made.append(tuple(Node(calls[unit[entry]][0], calls[unit[entry]][2]) if entry >= 0
+                                  else Node(dummy, signatures[-1 - entry], True) for entry in layout))
+            return made[0]
+        return nodes
 
 
 @dataclass
