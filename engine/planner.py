@@ -11,7 +11,10 @@ owns the run, and can be counted without a runtime (``Planner.packs`` needs none
   that show only there keep being sampled.
 - *Packs.* The others go into packed models of at most ``PACK_ELEMENTS`` input elements and the
   group's node cap, which halves when a pack of the group fails as a whole and doubles when one
-  answers; doubtful kinds start at one node.
+  answers.
+- *Probes.* Doubtful kinds start at one node: the first call of a kind nothing is known of is
+  asked alone first (``probes``). Answered, the kind packs as valid calls do; refused, each call
+  of it keeps a model of its own.
 - *Refused types.* A group whose call asked alone was answered "unsupported", and none of whose
   calls was answered, is refused: a pack of it refused the same way is refused as a whole
   instead of compiled call by call.
@@ -138,13 +141,32 @@ class Planner:
                 asked += [~index if twins[index] else index for index in unit]
         return asked, units
 
+    def probes(self, calls: Sequence[CallArgs]) -> list[int]:
+        """The first call of each doubtful kind nothing is known of yet, where more calls of that
+        kind follow: asked alone before the others are cut into packs, it tells whether the
+        runtime answers the kind. The others would otherwise all be cut at one node a model."""
+        first: dict[tuple, int] = {}
+        more: set[tuple] = set()
+        for index, call in enumerate(calls):
+            key = group(call)
+            if key is not None and key[-1] and key not in self._caps:
+                if key in first:
+                    more.add(key)
+                first.setdefault(key, index)
+        return [index for key, index in first.items() if key in more]
+
     def adapt(self, calls: Sequence[CallArgs], unit: Sequence[int], failed: bool) -> None:
         """A group's node cap halves when one of its packs failed as a whole (it was bisected)
         and doubles, up to PACK_NODES, when a pack or single call of it answered: a type the
-        runtime refuses soon costs no more compiles than without packing."""
+        runtime refuses soon costs no more compiles than without packing. A doubtful kind
+        answered for the first time takes the cap of valid calls at once."""
         key = group(calls[unit[0]])
-        if key is not None:
-            self._caps[key] = max(1, len(unit) // 2) if failed else min(PACK_NODES, 2 * self._cap(key))
+        if key is None:
+            return
+        if failed:
+            self._caps[key] = max(1, len(unit) // 2)
+        else:
+            self._caps[key] = PACK_NODES if key not in self._caps else min(PACK_NODES, 2 * self._cap(key))
 
     def _cap(self, key: tuple) -> int:
         return self._caps.get(key, 1 if key[-1] else PACK_NODES)

@@ -174,10 +174,14 @@ class Session:
         right after it its twin (a state bug shows only when the twin follows its case); then, in
         a second batch, each census input a second time (the census checks the answer does not
         change), in another worker process where there is one. ``pack``: through packed models
-        where --packing is on (``_asking``)."""
+        where --packing is on (``_asking``), the planner's probes asked first, on their own."""
         state = self.state
         if state.faults >= self._faults_allowed():
             return
+        if pack and self.settings.packing:
+            fresh = [case for case in cases if case.key() not in state.settled and case.key() not in state.prefetched]
+            if probes := self.runner.planner.probes(self._calls(fresh)):
+                self._prefetch([fresh[index] for index in probes], pack)  # the rest of their kinds packs after
         pairs: list[tuple[Case, Case | None]] = []
         for case in cases:
             key = case.key()

@@ -111,6 +111,30 @@ def test_the_census_asks_its_second_process_in_the_first_process_packs(tmp_path:
     assert sum(compiled) == 0, f"the second worker compiled {sum(compiled)} models"
 
 
+def test_a_doubtful_kind_the_runtime_answers_is_asked_alone_once_then_packed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Census inputs with an attribute outside its list pack apart, one node a model until the
+    runtime has answered one: the first of each kind is asked alone before the others are cut."""
+    settings = validate({"impl": "onnxruntime", "versions": "13", "profile": "quick", "seed": "3"})
+    first = Runner(f"{FAKE}:correct", isolation="process")
+    asked_first, answered = first.call_many, []
+
+    def recorded(calls, *args, **kwargs):
+        replies = asked_first(calls, *args, **kwargs)
+        answered.extend(zip(calls, replies, strict=True))
+        return replies
+
+    monkeypatch.setattr(first, "call_many", recorded)
+    monkeypatch.setattr("engine.session.implementation", lambda settings: Runner(f"{FAKE}:correct"))
+    session = Session(settings, first)
+    try:
+        run_task(session, Task("census", 13, "int8", form=SYMBOLIC), "census::v13-int8")
+    finally:
+        session.close()
+    outside = [reply for (_, _, attributes, _), reply in answered if attributes.get("keepdims", 0) not in (0, 1)]
+    assert len(outside) == CENSUS_QUOTA["quick"] and {reply.status for reply in outside} == {"ok"}
+    assert sum(reply.nodes == 1 for reply in outside) == 1, "asked alone: the first one only"
+
+
 @pytest.mark.parametrize("profile", ["quick", "certify"])
 def test_the_census_asks_volume_only_of_nan(profile: str) -> None:
     """NaN keeps the profile's volume; every other census topic is a quota covering its strata."""

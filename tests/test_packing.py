@@ -103,8 +103,9 @@ def test_packs_are_formed_per_group_with_a_witness_first() -> None:
     assert [len(unit) for unit in units[4:]] == [1, PACK_NODES, 2], "a new group's witness; the node cap"
     empty = static_calls([(2, 2), (2, 2), (2, 0), (2, 2), (0, 2), (2, 2), (0, 3)])
     assert planner.packs(empty) == [[0], [1, 3, 5], [2], [4], [6]], "empty inputs start one node a pack"
-    planner.adapt(empty, [2], False)  # an empty input was answered: the cap of empty inputs grows
-    assert planner.packs(empty) == [[0], [1, 3, 5], [2, 4], [6]]
+    assert planner.probes(empty) == [2], "the first empty input is asked alone first"
+    planner.adapt(empty, [2], False)  # an empty input was answered: empty inputs pack as valid ones do
+    assert planner.packs(empty) == [[0], [1, 3, 5], [2, 4, 6]] and planner.probes(empty) == []
     big = static_calls([(1025, 1024), (1025, 1024), (2, 2)])
     assert planner.packs(big) == [[0], [1], [2]], "the element budget holds a large input alone"
 
@@ -117,8 +118,11 @@ def test_census_inputs_a_runtime_may_refuse_pack_apart_by_what_may_be_refused() 
         calls[index] = (calls[index][0], 13, attributes, "static")
     # Valid inputs: a witness, then a pack; each kind of doubtful input alone until one answers.
     assert planner.packs(calls) == [[0], [1, 4], [2], [3], [5], [6], [7]]
+    assert planner.probes(calls) == [2, 5], "the first of each doubtful kind is asked alone first"
     planner.adapt(calls, [2], False)  # keepdims=2 was answered: keepdims outside its list packs now
-    assert planner.packs(calls) == [[0], [1, 4], [2, 3], [5], [6], [7]]
+    assert planner.packs(calls) == [[0], [1, 4], [2, 3, 6], [5], [7]] and planner.probes(calls) == [5]
+    planner.adapt(calls, [5], True)  # select_last_index=2 was not: one node a model
+    assert planner.packs(calls) == [[0], [1, 4], [2, 3, 6], [5], [7]] and planner.probes(calls) == []
 
 
 def test_a_pack_with_state_twins_is_asked_again_with_the_twins_in_place() -> None:
