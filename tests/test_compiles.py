@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import spec
+from engine.adapters.signatures import SignatureModels
 from engine.forms import SYMBOLIC
 from engine.isolation import Runner
 from engine.options import compile_cache_folder, run_info, validate
@@ -178,6 +179,16 @@ def test_the_symbolic_cases_of_a_rank_end_up_on_one_model_of_every_signature() -
     assert sum(compiled[:2]) >= 2
     assert sum(compiled[4:]) <= 6, compiled
     assert set(served) == {signatures}, "the last batch came from the signature model"
+
+
+def test_inputs_outside_the_signatures_do_not_make_a_rank_worth_its_model() -> None:
+    """A rank's signature model is built once as many valid cases were asked as it has nodes;
+    census inputs with an attribute outside its list, which it cannot serve, do not count."""
+    compiled = []
+    models = SignatureModels(compiled.append, lambda model: False, lambda data: data)
+    data = [np.zeros(3, np.float32)] * 40
+    assert models.serve(data, 13, [{"keepdims": 2}] * 40) == {}
+    assert models.serve(data[:1], 13, [{}]) == {} and not compiled, "one valid case is not worth 27 nodes"
 
 
 @pytest.mark.parametrize("impl", ["onnxruntime", "tests/impls/fake_compiler.py:correct"])

@@ -99,10 +99,14 @@ class SignatureModels:
         by_rank: dict[Key, list[int]] = {}
         for index, data in enumerate(datas):
             by_rank.setdefault((opset, data.dtype.str, data.ndim), []).append(index)
-        for key, indices in by_rank.items():
-            parts = self._parts_for(key, datas[indices[0]].dtype, len(indices))
+        for (version, dtype, rank), indices in by_rank.items():
+            # Only cases of valid signatures count towards a rank's model (census inputs with an
+            # attribute outside its list are asked through packs whatever it holds).
+            cases = [(i, datas[i], signature(attributes[i])) for i in indices]
+            cases = [case for case in cases if case[2] in _codes(version, rank)]
+            parts = self._parts_for((version, dtype, rank), datas[indices[0]].dtype, len(cases)) if cases else []
             if parts:
-                self._run(parts, [(i, datas[i], signature(attributes[i])) for i in indices], served)
+                self._run(parts, cases, served)
         return served
 
     def _parts_for(self, key: Key, dtype: np.dtype, count: int) -> list[Part]:
