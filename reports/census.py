@@ -89,8 +89,9 @@ def _examples(records: list[CensusRecord], own_rule: set[str]) -> list[CensusRec
     """A few observations: for types with a rule of their own or exceptions to their policy
     (``own_rule``), up to NO_LISTED_EXAMPLES answers that fit no named policy; then one per
     distinct (status, fitting policies, determinism, flags), so an incoherent topic shows the
-    answers that disagree; small inputs first."""
-    records = sorted(records, key=lambda r: math.prod(r.input.shape) if r.input else math.inf)
+    answers that disagree; small inputs first. Only observations whose input was kept (a large
+    one is not recorded) can show what was asked."""
+    records = sorted((r for r in records if r.input is not None), key=lambda r: math.prod(r.input.shape))
     picked = [r for r in records if r.type_name in own_rule and _bears_policy(r) and not r.fits][:NO_LISTED_EXAMPLES]
     kinds = {(r.status, frozenset(r.fits), r.deterministic, frozenset(r.flags)) for r in picked}
     for record in records:

@@ -23,12 +23,14 @@ from engine.run import run_all
 from generators import profiles
 from reports import aggregate
 from reports.census import NO_LISTED_POLICY, entries
+from reports.census import _examples as census_examples
 from reports.i18n import Translator
 from reports.pytest_plugin import summary_lines
 from reports.render import render_report
 from reports.standing import type_policy
 from results import CensusRecord, RawRun, RunInfo
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
+from results.tensors import to_tensor
 from results.verdict import CONFORMANT, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,6 +220,16 @@ def test_tie_answers_with_exceptions_are_not_coherent_and_the_terminal_shows_the
     shown = f"int32: first minimum, {int32['answers'] - exceptions} of {int32['answers']}; {exceptions} answer(s) fit"
     assert any(line.strip().startswith(shown) and "e.g. [" in line for line in lines), lines
     assert shown.split(": ", 1)[1] in render_report(document)
+
+
+def test_an_observation_whose_input_was_not_kept_is_no_example() -> None:
+    """A large census input is recorded without its tensor: shown as an example it would read
+    "None -> None"."""
+    kept = CensusRecord(13, "float", "C14", to_tensor(np.array([np.nan], np.float32)), {},
+                        to_tensor(np.array([1])), [])
+    large = CensusRecord(13, "float", "C14", None, {"axis": 0}, None, [], flags=["not-an-index"])
+    examples = census_examples([large, kept], {"float"})
+    assert examples == [kept]
 
 
 def test_tie_answers_that_all_follow_one_policy_are_coherent() -> None:
