@@ -119,7 +119,8 @@ def test_an_oversize_answer_is_flagged_as_a_wrong_shape_and_errors_are_not_flagg
 
 def _record(type_name: str, fits: list[str], deterministic: bool | None = True, again: str | None = ANOTHER_PROCESS,
             flags: tuple[str, ...] = (), status: str = "returned") -> CensusRecord:
-    return CensusRecord(13, type_name, "C14", None, {}, None, fits, status, None, deterministic, again, list(flags))
+    return CensusRecord(13, type_name, "C14", to_tensor(np.zeros(2, np.float32)), {}, None, fits, status, None,
+                        deterministic, again, list(flags))
 
 
 def _entry(*records: CensusRecord) -> dict:
