@@ -145,16 +145,9 @@ class Layouts:
         signatures = _signatures(version, data.ndim)
         if not -len(signatures) <= min(layout) <= max(layout) < len(unit):
             raise worker.Malformed("a layout naming no call of its pack and no signature")
-        calls = self._calls
-        made: list[tuple[Node, ...]] = []
-
-        def nodes() -> tuple[Node, ...]:
-            if not made:
-                dummy = np.zeros((1,) * data.ndim, data.dtype)
-                made.append(tuple(Node(calls[unit[entry]][0], calls[unit[entry]][2]) if entry >= 0
-                                  else Node(dummy, signatures[-1 - entry], True) for entry in layout))
-            return made[0]
-        return nodes
+        calls, dummy = self._calls, np.zeros((1,) * data.ndim, data.dtype)
+        return functools.cache(lambda: tuple(Node(calls[unit[entry]][0], calls[unit[entry]][2]) if entry >= 0
+                                             else Node(dummy, signatures[-1 - entry], True) for entry in layout))
 
 
 @dataclass
