@@ -200,10 +200,7 @@ def conformance(session: nox.Session) -> None:
     installs, args = _pop_installs(list(session.posargs))
     impl = _checked(_pop_option(args, "--impl", DEFAULT_IMPL)[0])
     _debian(session, list(runtime_commands(impl)), impl)
-    try:
-        python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)], _label(impl))
-    except UsageError as exc:
-        _stop(str(exc))
+    python = _python(session, [*RUNTIME, *installs, *runtime_distributions(impl)], _label(impl))
     command = [str(python), "-m", "suites", *args]
     session.log(" ".join(command))
     sys.exit(_interruptible(command))
@@ -354,28 +351,53 @@ def merge(session: nox.Session) -> None:
         sys.exit(failed.return_code or 2)  # nox would make every failure 1; 0/1/2 is the contract
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def verify(session: nox.Session) -> None:
-    """Check a report without the implementation:
-    ``nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes] [--shard K/N]]``.
-    Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
-    if not session.posargs:
-        session.error("usage: nox -s verify -- REPORT_DIR_OR_JSON [--rerun [--yes] [--shard K/N]]")
-    session.install(*RUNTIME, *(_recorded_runtime(session.posargs[0]) if "--rerun" in session.posargs else ()))
-    try:
-        session.run("python", "-m", "reports", "verify", *session.posargs)
-    except nox.command.CommandFailed as failed:
-        sys.exit(failed.return_code or 2)  # nox would make every failure 1; 0/1/2 is the contract
+    """Check a report without the implementation: ``nox -s verify -- REPORT_DIR_OR_JSON
+    [--certificate] [--rerun [--yes] [--shard K/N]]``, in the suite's own virtualenv (made once,
+    then reused). With --rerun, the implementation the report names is first checked as --impl is;
+    then the checks run, and the rerun is shown and confirmed; only then is what it needs installed,
+    into a virtualenv of its own, and the run made again, sandboxed. Exit status: 0 every check
+    holds, 1 one fails, 2 the report cannot be checked."""
+    args = list(session.posargs)
+    if not args or args[0].startswith("-"):
+        _stop("name a report: nox -s verify -- REPORT_DIR_OR_JSON [--certificate] [--rerun [--yes] [--shard K/N]]")
+    args[0] = str(Path(session.invoked_from, args[0]))
+    rerun = "--rerun" in args
+    impl = _checked(_recorded_impl(Path(args[0]))) if rerun else None  # a word --impl refuses: nothing installed
+    command = [str(_python(session, RUNTIME)), "-m", "reports", "verify", *args]
+    if impl is None:
+        sys.exit(_interruptible(command))
+    code = _interruptible([*command, "--confirm-only"])  # the checks, then the rerun shown and confirmed
+    if code != 0:
+        sys.exit(code)
+    python = _python(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
+    sys.exit(_interruptible([str(python), "-m", "reports", "verify", *(a for a in args if a != "--yes"), "--yes"]))
 
 
-def _recorded_runtime(report: str) -> tuple[str, ...]:
-    """What the implementation a report names needs installed to run again (a built-in's runtime,
-    at the release it names); () where the report cannot be read, which verify itself reports."""
-    path = Path(report) / "report.json" if Path(report).is_dir() else Path(report)
+def _python(session: nox.Session, installs: list[str], label: str = "") -> Path | str:
+    """``_venv``, or the one line of exit status 2 where pip fails."""
     try:
-        return runtime_distributions(str(json.loads(path.read_text())["certificate"]["implementation"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return ()
+        return _venv(session, installs, label)
+    except UsageError as exc:
+        _stop(str(exc))
+
+
+_REPORT_CAP = 256 << 20  # bytes of a report.json read for its implementation word
+
+
+def _recorded_impl(report: Path) -> str:
+    """The --impl value a report's certificate names (read bounded: the report is untrusted)."""
+    path = report / "report.json" if report.is_dir() else report
+    try:
+        with open(path, "rb") as file:
+            text = file.read(_REPORT_CAP + 1)
+        impl = json.loads(text)["certificate"]["implementation"] if len(text) <= _REPORT_CAP else None
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        impl = None
+    if not isinstance(impl, str):
+        _stop(f"{path}: names no implementation to run again; pass the report.json a run wrote")
+    return impl
 
 
 # The tests `minimums` runs: those whose code leans on numpy, onnx, ml_dtypes, Hypothesis and the

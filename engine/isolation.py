@@ -53,11 +53,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # Windows: no process isolation at all
+    fcntl = None
+
 import spec
-from engine import sandbox, worker
-from engine.loader import UsageError, check, describe, portable, resolve
+from engine import limits, output, runtimes, sandbox, worker
+from engine.loader import UsageError, check, describe, plugin_file, portable, resolve
 from engine.planner import CallArgs, Planner
-from results.outcomes import CRASH, FAULTS, TIMEOUT, UNASKED
+from results.outcomes import CRASH, FAULTS, OK, TIMEOUT, UNASKED
+from results.sizes import format_size
 
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
@@ -199,21 +205,28 @@ def _death(exitcode: int | None) -> str:
 
 
 class _Arena:
-    """Memory shared with one worker for large inputs: a file in /dev/shm (the temporary folder
-    where there is none), removed as soon as it is made; the worker maps it through the
-    descriptor it inherits, so nothing is left behind however either process ends."""
+    """Memory shared with one worker for large inputs: an anonymous file (``memfd``) the worker
+    inherits, sealed before it starts so that it can neither shrink nor grow it (a worker that
+    truncated a plain shared file made this process die of SIGBUS on its next write there) nor
+    map it writable again: the worker reads inputs from it, this process never reads it. Where
+    the system has no sealed memfd (macOS), there is no arena and every input travels pickled
+    in the request (``descriptor`` is None). Nothing is left behind however either process ends."""
 
     SIZE = 32 << 20
 
     def __init__(self) -> None:
-        shm = "/dev/shm"
-        self.descriptor, path = tempfile.mkstemp(prefix="argmin-arena-", dir=shm if os.path.isdir(shm) else None)
-        os.unlink(path)
+        self.descriptor: int | None = None
+        self.memory: mmap.mmap | None = None
+        self.view: np.ndarray | None = None
+        if not hasattr(os, "memfd_create") or fcntl is None:
+            return
+        self.descriptor = os.memfd_create("argmin-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(self.descriptor, self.SIZE)
             self.memory = mmap.mmap(self.descriptor, self.SIZE)
+            _seal(self.descriptor)
         except BaseException:
-            self.release()
+            self.close()
             raise
         self.view = np.frombuffer(self.memory, np.uint8)
 
@@ -226,8 +239,9 @@ class _Arena:
     def close(self) -> None:
         self.release()
         self.view = None
-        with contextlib.suppress(BufferError, ValueError):
-            self.memory.close()
+        if self.memory is not None:
+            with contextlib.suppress(BufferError, ValueError):
+                self.memory.close()
 
     def pack(self, calls: Sequence[CallArgs], units: Sequence[Sequence[int]],
              refused: Sequence[bool | None]) -> list[tuple]:
@@ -241,7 +255,7 @@ class _Arena:
             for index in unit:
                 data = calls[index][0]
                 size = data.nbytes
-                if size >= worker.SHARED_MIN_BYTES and offset + size <= self.SIZE:
+                if self.view is not None and size >= worker.SHARED_MIN_BYTES and offset + size <= self.SIZE:
                     self.view[offset:offset + size] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
                     datas.append((offset, data.dtype, data.shape))
                     offset += -(-size // 64) * 64  # aligned for any dtype
@@ -252,9 +266,11 @@ class _Arena:
         return sent
 
 
-# How a worker starts: the suite's own folder on its import path, then engine.worker.main with
-# the descriptors it inherited and its settings.
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from engine.worker import main; main(sys.argv[2:])"
+# How a worker starts: the import path of the process that owns the run (the suite's folder first),
+# set before its first import, then engine.worker.main with the descriptors it inherited and its
+# settings. The worker gets no PYTHONPATH (engine.sandbox.environment), and needs none.
+_BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[3])['path']; from engine.worker import main; "
+         "main(sys.argv[1:])")
 _ROOT = str(Path(__file__).resolve().parent.parent)
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -267,37 +283,74 @@ class _Launch:
     path: list[str]
     cwd: str
     memory_limit: int | None
-    log: str | None  # where its stdout and stderr go (appended); None: this process's own
+    log: str | None  # where its stdout and stderr go (appended, capped: engine.output); None: this process's stderr
     sandbox: sandbox.Sandbox
-    writable: tuple[str, ...]  # folders besides its scratch folder it may write (in a sandbox)
+    writable: tuple[str, ...]  # folders besides its scratch it may write (in a sandbox)
+    readable: tuple[str, ...]  # folders its sandbox shows read-only besides the system's (sandbox.view)
     compile_cache: str | None  # the implementation's folder of the compile cache (one of writable), or None
+    passed: tuple[str, ...]  # environment variables it gets besides the base ones (names or patterns)
+    processes: int  # processes and threads it may run (engine.limits)
 
 
-def _log(path: str | None) -> int | None:
-    """The worker's stdout and stderr: ``path`` opened for appending, never through a symlink."""
-    if path is None:
-        return None
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+# Seals that make a memfd's size fixed and keep any new mapping of it read-only (Linux 5.1 for the
+# last; fcntl names it only from Python 3.12). An older kernel refuses it: the size seals hold alone.
+_F_SEAL_FUTURE_WRITE = getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x0010)
+
+
+def _seal(descriptor: int) -> None:
+    fixed = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+    try:
+        fcntl.fcntl(descriptor, fcntl.F_ADD_SEALS, fixed | _F_SEAL_FUTURE_WRITE)
+    except OSError:
+        fcntl.fcntl(descriptor, fcntl.F_ADD_SEALS, fixed)
+
+
+_SCRATCH_PREFIX = "argmin-worker-"
+
+
+@functools.cache
+def _sweep_scratch() -> None:
+    """Remove the scratch folders of unsandboxed workers whose run was killed before it could
+    (``argmin-worker-<pid of the process that owned it>-...``): once per process."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*-*"):
+        owner = folder.name[len(_SCRATCH_PREFIX):].partition("-")[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 class _Worker:
     """One worker process, started in a sandbox of its own (where there is one) with two
-    inherited descriptors, its connection to this process and the memory they share, and a
-    scratch folder of its own (its HOME, TMPDIR and XDG_CACHE_HOME), removed when it ends."""
+    inherited descriptors, its connection to this process and the memory they share; its
+    output is a pipe this process drains (engine.output). In a sandbox, its scratch (HOME,
+    TMPDIR, XDG_CACHE_HOME) is the sandbox's own /tmp, gone with it; unsandboxed, a folder of its
+    own, removed when it ends (or by the next run, where this one was killed). Where the machine
+    lets the suite, it runs in a control group of its own that bounds its memory and processes
+    (engine.limits), entered before any of the implementation's code runs."""
 
     def __init__(self, launch: _Launch, ahead: bool = False) -> None:
         self.ahead = ahead  # started before it was needed (Runner._ready)
         self.sandboxed = launch.sandbox.mechanism is not None
         self.arena = _Arena()
-        self.scratch = tempfile.mkdtemp(prefix="argmin-worker-")
+        self.scratch = None if self.sandboxed else tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
         self.init: int | None = None  # a pidfd of the sandbox's first process, with which everything in it ends
+        self.group = _group(launch)
+        self._looked = 0.0  # when the group's events were last read (exhausted)
+        self.drain: output.Drain | None = None
         parent, child = socket.socketpair()
         if hasattr(socket, "SO_PASSCRED"):  # the worker's first byte says which process it is (_hello)
             parent.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        # Where bwrap says which process is the sandbox's first (--info-fd).
-        self.info, told = os.pipe() if self.sandboxed else (None, None)
         try:
-            self.process = self._spawn(launch, child.fileno(), told)
+            self.process = self._spawn(launch, child.fileno())
         except BaseException:  # no worker: nothing left behind
             parent.close()
             self._remove()
@@ -305,30 +358,72 @@ class _Worker:
         finally:
             child.close()
             self.arena.release()
-            if told is not None:
-                os.close(told)
         self.pid = self.process.pid  # the worker's own, once it said hello (in a sandbox: not bwrap's)
         self.conn = Connection(parent.detach())
         self.ready = False
         self.description: dict | None = None  # what the worker loaded (loader.describe)
 
-    def _spawn(self, launch: _Launch, conn: int, told: int | None) -> subprocess.Popen:
+    def _spawn(self, launch: _Launch, conn: int) -> subprocess.Popen:
         settings = {"impl": launch.impl, "path": launch.path, "cwd": launch.cwd, "memory_limit": launch.memory_limit,
-                    "compile_cache": launch.compile_cache}
-        argv = [sys.executable, "-c", _BOOT, _ROOT, str(conn), str(self.arena.descriptor), json.dumps(settings)]
-        command = launch.sandbox.wrap(argv, self.scratch, launch.writable, launch.cwd, told)
-        environment = {**os.environ, "HOME": self.scratch, "TMPDIR": self.scratch,
-                       "XDG_CACHE_HOME": os.path.join(self.scratch, ".cache")}
-        output = _log(launch.log)
+                    "compile_cache": launch.compile_cache,
+                    "processes": launch.processes if self.group is None and self.sandboxed
+                    and limits.counts_processes_per_user_namespace() else None}
+        arena = self.arena.descriptor
+        argv = [sys.executable, "-c", _BOOT, str(conn), str(-1 if arena is None else arena), json.dumps(settings)]
+        home = sandbox.SCRATCH if self.sandboxed else self.scratch
+        environment = sandbox.environment(os.environ, launch.passed, home)
+        drained, written = os.pipe()
+        pipes: dict[str, tuple[int, int]] = {}
+        if self.sandboxed:  # where bwrap tells the sandbox's first process; what it waits on before starting it
+            pipes["info-fd"] = os.pipe()
+            if self.group is not None:
+                pipes["block-fd"] = os.pipe()
+        # What bwrap gets of each pipe: the end it writes info to, the end it waits on.
+        theirs = {name: ends[1 if name == "info-fd" else 0] for name, ends in pipes.items()}
+        mine = {name: ends[0 if name == "info-fd" else 1] for name, ends in pipes.items()}
         try:
-            # A session of its own: no terminal, no Ctrl-C (this process decides when it ends),
-            # and, unsandboxed, a process group that ends with it.
-            return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, cwd=launch.cwd,
-                                    env=environment, start_new_session=True,
-                                    pass_fds=[fd for fd in (conn, self.arena.descriptor, told) if fd is not None])
+            with sandbox.filter_fd(launch.sandbox.seccomp if self.sandboxed else None) as rules:
+                fds = {**theirs, **({} if rules is None else {"seccomp": rules})}
+                inside = launch.cwd if self.sandboxed and not launch.cwd.startswith((sandbox.SCRATCH, "/dev")) \
+                    and launch.cwd != "/" else home
+                command = launch.sandbox.wrap(argv, launch.readable, launch.writable, inside, launch.memory_limit, fds)
+                # A session of its own: no terminal, no Ctrl-C (this process decides when it ends),
+                # and, unsandboxed, a process group that ends with it.
+                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=written, stderr=written,
+                                           cwd=launch.cwd, env=environment, start_new_session=True,
+                                           pass_fds=[conn, *([] if arena is None else [arena]), *fds.values()])
+        except BaseException:
+            for fd in (drained, *mine.values()):
+                os.close(fd)
+            raise
         finally:
-            if output is not None:
-                os.close(output)
+            for fd in (written, *theirs.values()):
+                os.close(fd)
+        self.drain = output.Drain(drained, launch.log)
+        try:
+            self._enter(process, mine)
+        finally:
+            for fd in mine.values():
+                os.close(fd)
+        return process
+
+    def _enter(self, process: subprocess.Popen, mine: dict[str, int]) -> None:
+        """Learn the sandbox's first process from bwrap (``--info-fd``, written as soon as it
+        exists) and, with a control group, move bwrap and that process into it before letting the
+        sandbox go on (``--block-fd``): every process the worker starts is then in the group.
+        Unsandboxed, the worker itself goes into the group, before its interpreter has started."""
+        first = None
+        if "info-fd" in mine:
+            self.init, first = _first_process(mine["info-fd"])
+        if self.group is None:
+            return
+        with contextlib.suppress(OSError):
+            self.group.adopt(process.pid)
+            if first is not None:
+                self.group.adopt(first)
+        if "block-fd" in mine:
+            with contextlib.suppress(OSError):  # bwrap failed and is gone: its death is read later
+                os.write(mine["block-fd"], b"\1")
 
     def wait_ready(self) -> str | None:
         """None when the implementation loaded, else why not. A load error (a bad --impl, a
@@ -344,7 +439,7 @@ class _Worker:
         except (EOFError, OSError) as exc:
             if str(exc) == "bad message length":
                 self.kill()
-                return f"the worker sent more than the {worker.format_size(_READY_CAP)} its first message may take"
+                return f"the worker sent more than the {format_size(_READY_CAP)} its first message may take"
             return _death(self.stop())
         except worker.Malformed as exc:
             self.kill()
@@ -358,7 +453,7 @@ class _Worker:
     def _hello(self, deadline: float) -> bool:
         """Read the byte the worker sends before any of the implementation's code runs: its
         credentials name the worker process as this process sees it (the memory watch reads its
-        size). In a sandbox, also which process is the sandbox's first. False when it never came."""
+        size). False when it never came."""
         if not self.conn.poll(max(0.0, deadline - time.monotonic())):
             return False
         sock = socket.socket(fileno=self.conn.fileno())
@@ -373,9 +468,6 @@ class _Worker:
         for level, kind, data in ancillary:
             if (level, kind) == (socket.SOL_SOCKET, getattr(socket, "SCM_CREDENTIALS", None)):
                 self.pid = _CREDENTIALS.unpack_from(data)[0]
-        if self.info is not None:
-            self.init = _first_process(self.info)
-            self.info = None
         return byte == b"\0"
 
     def stop(self) -> int | None:
@@ -401,7 +493,7 @@ class _Worker:
         """End every process the worker started: in a sandbox, its first process (the kernel
         ends everything in its PID namespace with it, setsid or not), waiting until all are gone;
         unsandboxed, the worker's process group (a child that left it, setsid, is beyond this).
-        Then its scratch folder goes: nothing writes there any more."""
+        Then its scratch folder and control group go: nothing is left there to use them."""
         if self.init is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self.init, signal.SIGKILL)
@@ -411,25 +503,59 @@ class _Worker:
         elif hasattr(os, "killpg"):
             with contextlib.suppress(OSError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+        if self.drain is not None:
+            self.drain.join(_EXIT_GRACE_SECONDS)  # what it printed last reaches the log
         self._remove()
 
+    def exhausted(self, answered: Reply | None = None) -> str | None:
+        """The limit of its control group the worker reached since the last time asked, if any.
+        After an ``answered`` call that went well, only where it took a millisecond or more (a
+        shorter call cannot start or fill much) or the last look is 50 ms old: a look reads two files."""
+        if self.group is None:
+            return None
+        now = time.monotonic()
+        if answered is not None and answered.status == OK and answered.seconds < worker.LOOK_AFTER_SECONDS \
+                and now - self._looked < worker.LOOK_EVERY_SECONDS:
+            return None
+        self._looked = now
+        return self.group.exhausted()
+
     def _remove(self) -> None:
-        if self.info is not None:
-            os.close(self.info)
-            self.info = None
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.group is not None:
+            self.group.remove()
         self.arena.close()
 
 
-def _first_process(info: int) -> int | None:
-    """A pidfd of the sandbox's first process, from what bwrap wrote to ``info`` (--info-fd);
-    None where it wrote nothing (it failed) or that process is already gone."""
-    try:
-        with os.fdopen(info, "rb") as told:
-            pid = json.loads(told.read(4096) or b"{}").get("child-pid")
-        return os.pidfd_open(pid) if isinstance(pid, int) else None
-    except (OSError, ValueError, AttributeError):
+def _group(launch: _Launch) -> limits.Group | None:
+    """A control group of its own for a new worker, where this machine lets the suite make one."""
+    found, _ = limits.hierarchy()
+    if found is None:
         return None
+    try:
+        return limits.Group(found, launch.memory_limit, launch.processes)
+    except OSError:
+        return None
+
+
+def _first_process(info: int) -> tuple[int | None, int | None]:
+    """(a pidfd, the process id) of the sandbox's first process, from what bwrap writes to ``info``
+    (--info-fd) as soon as that process exists; Nones where it wrote nothing (it failed) or that
+    process is already gone."""
+    told, deadline = b"", time.monotonic() + _STARTUP_SECONDS
+    try:
+        while b"}" not in told and len(told) < 4096:
+            if not select.select([info], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return None, None
+            chunk = os.read(info, 4096)
+            if not chunk:
+                break
+            told += chunk
+        pid = json.loads(told or b"{}").get("child-pid")
+        return (os.pidfd_open(pid), pid) if isinstance(pid, int) else (None, None)
+    except (OSError, ValueError, AttributeError):
+        return None, None
 
 
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()
@@ -448,12 +574,16 @@ class Runner:
     def __init__(self, impl: str, *, isolation: str = "process", timeout: float = 10.0,
                  memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT, log: Path | None = None,
                  compile_cache: Path | None = None, sandbox_mode: str = "auto",
-                 writable: Sequence[str | Path] = ()) -> None:
-        """``log``: where the worker's stdout and stderr go (process isolation); None leaves
-        them on the caller's. ``sandbox_mode``: ``--sandbox`` (engine.sandbox.MODES).
-        ``compile_cache``: the implementation's folder of the compile cache
+                 writable: Sequence[str | Path] = (), readable: Sequence[str | Path] = (),
+                 pass_env: Sequence[str] = (), processes: int = limits.PROCESS_LIMIT) -> None:
+        """``log``: where the worker's stdout and stderr go (process isolation), at most
+        engine.output.LOG_CAP of them; None: this process's stderr. ``sandbox_mode``: ``--sandbox``
+        (engine.sandbox.MODES). ``compile_cache``: the implementation's folder of the compile cache
         (engine.adapters.compile_cache), which it may write too. ``writable``: folders a sandboxed
-        worker may write besides its scratch folder (created where missing)."""
+        worker may write besides its scratch (created where missing); ``readable``: folders it may
+        read besides what it needs to run (``--sandbox-read``). ``pass_env``: environment variables
+        the worker gets besides the base ones and those its runtime declares (``--pass-env``).
+        ``processes``: the processes and threads one worker may run, where that can be enforced."""
         if isolation not in ISOLATION_MODES:
             raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
         if not timeout > 0:
@@ -474,14 +604,18 @@ class Runner:
                 self._fn = resolve(impl)
             self.description = describe(impl, self._fn)
         else:
-            self._launch = self._launch_of(log, writable, compile_cache)
+            _sweep_scratch()
+            self._launch = self._launch_of(log, writable, readable, compile_cache, pass_env, processes)
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
 
-    def _launch_of(self, log: Path | None, writable: Sequence[str | Path], compile_cache: Path | None) -> _Launch:
+    def _launch_of(self, log: Path | None, writable: Sequence[str | Path], readable: Sequence[str | Path],
+                   compile_cache: Path | None, pass_env: Sequence[str], processes: int) -> _Launch:
         """How every worker starts. The implementation is imported only in the worker: a plug-in
         that crashes on import, or imports a heavy runtime, never does so in the process owning
-        the run. Every worker, even one restarted after the caller changed directory, loads the same."""
+        the run. Every worker, even one restarted after the caller changed directory, loads the
+        same, and sees the same: the interpreter, every folder on the import path, the suite, the
+        plug-in's folder and the working folder (sandbox.view)."""
         if not hasattr(os, "fork"):
             raise UsageError("--isolation process needs Linux or macOS (a worker inherits its connection as a file "
                              "descriptor); use --isolation none here")
@@ -489,8 +623,44 @@ class Runner:
         folders = tuple(str(Path(folder).resolve()) for folder in writable) + ((cache,) if cache else ())
         for folder in folders:
             os.makedirs(folder, exist_ok=True)
-        return _Launch(portable(self.impl), list(sys.path), os.getcwd(), self.memory_limit,
-                       None if log is None else str(Path(log).resolve()), self.sandbox, folders, cache)
+        plugin = plugin_file(self.impl)
+        shown = (*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, _ROOT, os.getcwd(),
+                 *([] if plugin is None else [str(plugin.parent)]), *map(str, readable))
+        found = runtimes.find(self.impl)
+        declared = found[0].environment if found else ()
+        path = list(dict.fromkeys([_ROOT, *sys.path]))
+        return _Launch(portable(self.impl), path, os.getcwd(), self.memory_limit,
+                       None if log is None else str(Path(log).resolve()), self.sandbox, folders,
+                       tuple(str(Path(path).resolve()) for path in shown if path), cache,
+                       (*declared, *pass_env), processes)
+
+    def record(self) -> dict[str, object]:
+        """Where and how the implementation runs, for the run's environment (and certificate):
+        the sandbox (sandbox.Sandbox.record) with each bound and how it is enforced, and the names
+        of the environment variables its workers get."""
+        if self.isolation == "none":
+            return self.sandbox.record()
+        launch = self._launch
+        passed = sandbox.environment(os.environ, launch.passed, sandbox.SCRATCH)
+        return self.sandbox.record(self.bounds(), [name for name in passed if name not in sandbox.OWN_ENVIRONMENT])
+
+    def bounds(self) -> list[dict[str, object]]:
+        """Each bound on a worker: what it bounds, its limit and what enforces it (None: nothing
+        here, ``reason`` says why)."""
+        sandboxed, memory = self.sandbox.mechanism is not None, self.memory_limit
+        found, why = limits.hierarchy()
+        by = found.mechanism if found else None
+        nproc = "rlimit" if sandboxed and limits.counts_processes_per_user_namespace() else None
+        return [
+            {"what": "memory", "limit": memory, "by": None if memory is None else by or "watch",
+             "reason": "--memory-limit none" if memory is None else why},
+            {"what": "processes", "limit": self._launch.processes, "by": by or nproc,
+             "reason": None if by or nproc else f"{why}; RLIMIT_NPROC does not bound root, nor a worker outside a "
+                                                f"sandbox"},
+            {"what": "tmpfs", "limit": memory, "by": "bubblewrap" if sandboxed else None,
+             "reason": None if sandboxed else "no sandbox: the worker writes where its user may"},
+            {"what": "output", "limit": output.LOG_CAP, "by": "pipe", "reason": None},
+        ]
 
     def load(self) -> dict:
         """Wait until the implementation has loaded and return what it is (``loader.describe``);
@@ -669,9 +839,11 @@ class Runner:
                 # Past the worker's own bound (worker.ANSWER_CAP): the implementation wrote to
                 # the pipe itself. Nothing of it is read.
                 current.kill()
-                return Reply(CRASH, None, f"the worker sent more than the {worker.format_size(_REPLY_CAP)} a "
+                return Reply(CRASH, None, f"the worker sent more than the {format_size(_REPLY_CAP)} a "
                                             f"reply may take; the worker process was killed", elapsed, nodes=nodes)
-            return Reply(CRASH, None, _death(current.stop()), elapsed, nodes=nodes)
+            exhausted = current.exhausted()  # before stop(), which removes its control group
+            death = _death(current.stop())
+            return Reply(CRASH, None, f"{exhausted} ({death})" if exhausted else death, elapsed, nodes=nodes)
         try:
             *delivered, layout, position = worker.decode(reply)
             outcome = Reply(*delivered, pack=packed(layout, position))
@@ -680,6 +852,13 @@ class Runner:
             self._worker = None
             return Reply(CRASH, None, f"the worker sent a malformed reply ({exc}); the worker process was killed",
                          time.perf_counter() - start, nodes=nodes)
+        if exhausted := current.exhausted(outcome):
+            # A process of its sandbox killed at the memory limit, or a fork refused at the process
+            # limit, during this call: a crash, whatever the implementation made of it.
+            current.kill()
+            self._worker = None
+            return Reply(CRASH, None, f"{exhausted}; the worker process was killed", outcome.seconds,
+                         nodes=outcome.nodes)
         if outcome.status == CRASH:  # out of memory or sys.exit: the worker has ended itself
             current.stop()
             self._worker = None

@@ -14,6 +14,7 @@ import importlib.metadata
 import importlib.util
 import inspect
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,9 @@ from engine.runtimes import DEFAULT, RUNTIMES, Runtime, find, split_release
 from engine.runtimes.entry import Unavailable, release_key
 
 DEFAULT_IMPL = DEFAULT.word
+# A release as PEP 440 writes a public version in its normal form (1.16.0, 2024.4.0rc1, 0.27.post1):
+# what pip is asked for as NAME==RELEASE, so nothing else (a second requirement, a URL) gets in.
+RELEASE = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
 _BACKEND_PREFIX = "backend:"
 _MODEL_PREFIX = "model:"
 _GRAMMAR = ("use module:function, path.py:function, model:MODULE_OR_PATH:FUNCTION or one of "
@@ -148,9 +152,9 @@ def _check_release(impl: str, runtime: Runtime, release: str | None) -> None:
     if runtime.oldest is None:
         raise UsageError(f"--impl {impl!r}: {runtime.usage} has no release to pick; drop the '@{release}' "
                          f"and install the release you want with --install")
-    if not release_key(release):
-        raise UsageError(f"--impl {impl!r}: {release!r} is not a release number; write e.g. "
-                         f"{runtime.word}@{runtime.oldest}")
+    if not RELEASE.fullmatch(release) or not release_key(release):
+        raise UsageError(f"--impl {impl!r}: {release!r} is not a release number (a version as pip writes it, "
+                         f"nothing else); write e.g. {runtime.word}@{runtime.oldest}")
     if release_key(release) < release_key(runtime.oldest):
         raise UsageError(f"--impl {impl!r}: the built-in {runtime.word} supports {runtime.distributions[0]} "
                          f"{runtime.oldest} and later; pick a release from {runtime.oldest} on, or test an older "
@@ -179,6 +183,8 @@ def check(impl: str) -> None:
     """The checks of an --impl value that import nothing: its form, and that a named file
     exists. Run in the process that owns the run; everything else happens where the
     implementation is loaded (a worker process under process isolation)."""
+    if not impl.isprintable():  # a report's word is shown on a terminal before it is run (verify --rerun)
+        raise UsageError(f"--impl {impl!r} holds control characters; {_GRAMMAR}")
     builtin = _builtin(impl)
     if builtin is not None:
         runtime, argument = builtin
@@ -256,15 +262,23 @@ def resolve(impl: str) -> Callable[..., Any]:
     return _takes_the_contract(impl, name, _load(impl, target, name))
 
 
+def plugin_file(impl: str) -> Path | None:
+    """The file a plug-in --impl value names (absolute), or None where it names a module or a
+    built-in: a sandbox shows the worker that file's folder."""
+    prefix = _MODEL_PREFIX if impl.startswith(_MODEL_PREFIX) else ""
+    target = impl[len(prefix):].rpartition(":")[0]
+    if _builtin(impl) is not None or not target or not _is_path(target):
+        return None
+    return Path(target).expanduser().resolve()
+
+
 def portable(impl: str) -> str:
     """The same --impl value with a file path made absolute, so it means the same file in a
     worker process (or a replay snippet) whatever its working directory."""
-    prefix = _MODEL_PREFIX if impl.startswith(_MODEL_PREFIX) else ""
-    rest = impl[len(prefix):]
-    if _builtin(impl) is not None or ":" not in rest:
+    path = plugin_file(impl)
+    if path is None:
         return impl
-    target, name = rest.rpartition(":")[::2]
-    return f"{prefix}{Path(target).expanduser().resolve()}:{name}" if target and _is_path(target) else impl
+    return f"{_MODEL_PREFIX if impl.startswith(_MODEL_PREFIX) else ''}{path}:{impl.rpartition(':')[2]}"
 
 
 # --- what ran, for the report's environment --------------------------------------------------

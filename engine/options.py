@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -13,13 +14,15 @@ from pathlib import Path
 import spec
 from generators import profiles
 from results import IMPLEMENTATION_LOG, RunInfo
+from results.sizes import format_size
 from results.verdict import CLAIMS
 
 from . import forms, runtimes, shards
 from .isolation import ISOLATION_MODES, Runner
+from .limits import PROCESS_LIMIT
 from .loader import UsageError, check, model_based, portable
 from .sandbox import MODES
-from .worker import DEFAULT_MEMORY_LIMIT, format_size
+from .worker import DEFAULT_MEMORY_LIMIT
 
 LANGS = ("en", "zh-TW")
 PACKING = ("on", "off")
@@ -48,9 +51,20 @@ OPTIONS = (
     ("--sandbox", "MODE", "auto (default: each worker process runs in a sandbox where the system offers one, Linux "
                           "with bubblewrap; the report says whether it did), require (stop when there is none) or off",
      "auto"),
-    ("--memory-limit", "SIZE", f"memory the implementation's worker process may hold (default "
+    ("--memory-limit", "SIZE", f"memory the implementation's worker may hold, with what its processes and its "
+                               f"sandbox's tmpfs mounts hold where a control group bounds them (default "
                                f"{format_size(DEFAULT_MEMORY_LIMIT)}; e.g. 512M, 16G, none); holding more is a crash, "
                                f"out of memory", format_size(DEFAULT_MEMORY_LIMIT)),
+    ("--process-limit", "N", f"processes and threads the implementation's worker may run, where a control group "
+                             f"bounds them (default {PROCESS_LIMIT}); starting more is a crash, out of processes",
+     str(PROCESS_LIMIT)),
+    ("--pass-env", "NAMES", "comma-separated environment variables (or patterns, e.g. MYRT_*) the implementation's "
+                            "worker gets from the run's environment, besides PATH, the locale, TZ and what a built-in "
+                            "runtime declares; nothing else of it reaches the worker (the report lists the names)",
+     None),
+    ("--sandbox-read", "PATHS", f"folders the implementation's sandbox may read, separated by '{os.pathsep}', besides "
+                                f"/usr, the interpreter, its packages, the suite and the plug-in's folder (e.g. "
+                                f"/opt/myruntime)", None),
     ("--lang", "LANG", "report language: en or zh-TW", "en"),
     ("--packing", "on|off", "on (default): valid and census cases in every model form are asked "
                             "through packed models, many independent ArgMin nodes compiled as one (a failure is "
@@ -90,6 +104,9 @@ class Settings:
     sandbox: str = "auto"  # --sandbox (engine.sandbox.MODES): where worker processes run
     shard: shards.Shard | None = None  # --shard K/N: this process runs the K-th of N parts of the run
     baseline: Path | None = None  # --baseline: the failures this run is compared with (reports.baseline)
+    process_limit: int = PROCESS_LIMIT  # --process-limit: processes and threads a worker may run (engine.limits)
+    pass_env: tuple[str, ...] = ()  # --pass-env: variables of the run's environment its workers get
+    sandbox_read: tuple[str, ...] = ()  # --sandbox-read: folders a worker's sandbox shows besides what it needs
 
 
 def _split(text: str) -> list[str]:
@@ -162,7 +179,38 @@ def validate(values: dict[str, str | None]) -> Settings:
     return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
                     timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on",
                     None if cache == "off" else Path(cache).expanduser(),
-                    sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")))
+                    sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")),
+                    _process_limit(values.get("process_limit")), _names(values.get("pass_env")),
+                    _folders(values.get("sandbox_read")))
+
+
+def _process_limit(text: str | None) -> int:
+    if not text:
+        return PROCESS_LIMIT
+    if not text.strip().isdigit() or int(text) < 16:
+        raise UsageError(f"--process-limit {text!r} is not a number of processes of at least 16; use e.g. "
+                         f"--process-limit {PROCESS_LIMIT}")
+    return int(text)
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """--pass-env's names: letters, digits, _ and the pattern characters * and ?."""
+    names = tuple(_split(text or ""))
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_*?]*", name):
+            raise UsageError(f"--pass-env {name!r} is not an environment variable's name; use e.g. --pass-env "
+                             f"MYRT_HOME,MYRT_*")
+    return names
+
+
+def _folders(text: str | None) -> tuple[str, ...]:
+    """--sandbox-read's folders, each of which must exist."""
+    folders = tuple(part for part in (text or "").split(os.pathsep) if part)
+    for folder in folders:
+        if not Path(folder).expanduser().exists():
+            raise UsageError(f"--sandbox-read {folder!r}: no such file or folder; name folders that exist, separated "
+                             f"by '{os.pathsep}'")
+    return tuple(str(Path(folder).expanduser().resolve()) for folder in folders)
 
 
 def _baseline(text: str | None) -> Path | None:
@@ -202,7 +250,8 @@ def implementation(settings: Settings) -> Runner:
     settings.report_dir.mkdir(parents=True, exist_ok=True)
     return Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
                   memory_limit=settings.memory_limit, log=settings.report_dir / IMPLEMENTATION_LOG,
-                  compile_cache=compile_cache_folder(settings), sandbox_mode=settings.sandbox)
+                  compile_cache=compile_cache_folder(settings), sandbox_mode=settings.sandbox,
+                  readable=settings.sandbox_read, pass_env=settings.pass_env, processes=settings.process_limit)
 
 
 def compile_cache_folder(settings: Settings) -> Path | None:
@@ -229,9 +278,9 @@ def choose_seed(settings: Settings) -> Settings:
 
 
 def run_info(settings: Settings, started: float, complete: bool = True, reason: str | None = None,
-             workers: int = 1) -> RunInfo:
+             workers: int = 1, planned: list[str] | None = None) -> RunInfo:
     """The run's record of its own settings; ``started`` is a time.time() value; ``workers``: the
-    processes that run the tests."""
+    processes that run the tests; ``planned``: the tests it collected (their keys)."""
     return RunInfo(impl=settings.impl, versions=list(settings.versions),
                    type_names=list(settings.type_names) if settings.type_names else None, profile=settings.profile,
                    seed=settings.seed,
@@ -244,7 +293,8 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile), workers=workers,
                    compile_cache=_compile_cache_state(settings),
-                   shard=None if settings.shard is None else shards.record(settings, settings.shard))
+                   shard=None if settings.shard is None else shards.record(settings, settings.shard),
+                   planned=planned)
 
 
 def _compile_cache_state(settings: Settings) -> str | None:

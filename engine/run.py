@@ -32,6 +32,7 @@ from generators.strategies import (
     semantic_decoder,
     undefined_decoder,
 )
+from results.records import test_key
 
 from .forms import QUOTA_FORMS
 from .options import Settings
@@ -182,13 +183,21 @@ def run_fixed(session: Session, test_id: str, cases: list[Case], form: str | Non
 
 
 def run_task(session: Session, task: Task, test_id: str) -> None:
-    vspec = spec.load(task.version)
-    if task.suite == "fixed":
-        restriction = session.settings.type_names
-        run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
-                                     if restriction is None or c.type_name in restriction], task.form)
-    else:
-        run_test(session, test_id, task, test_cases(task, session.settings))
+    """One test of the run, which ends with its end mark once it has made every record (found
+    failures included): a test that stops otherwise (an error of the suite, a process killed)
+    leaves none, and the run knows it lost the test (results.records.lost_tests)."""
+    vspec, since = spec.load(task.version), session.delivered()
+    try:
+        if task.suite == "fixed":
+            restriction = session.settings.type_names
+            run_fixed(session, test_id, [c for c in onnx_node_cases(vspec)
+                                         if restriction is None or c.type_name in restriction], task.form)
+        else:
+            run_test(session, test_id, task, test_cases(task, session.settings))
+    except Nonconformance:
+        session.ended(test_key(task.suite, test_id), since)
+        raise
+    session.ended(test_key(task.suite, test_id), since)
 
 
 def run_all(settings: Settings) -> Session:
@@ -199,7 +208,7 @@ def run_all(settings: Settings) -> Session:
         for suite in SUITES:
             for task in plan(settings, suite):
                 with contextlib.suppress(Nonconformance):
-                    run_task(session, task, f"{suite}::{task.id}")
+                    run_task(session, task, f"{suite}[{task.id}]")  # the task id in brackets, as pytest writes it
     finally:
         session.close()
     return session

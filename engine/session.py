@@ -27,7 +27,7 @@ from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord, Pack, PackNode
 from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
-from results.records import ANOTHER_PROCESS, SAME_PROCESS, Usage
+from results.records import ANOTHER_PROCESS, SAME_PROCESS, TestEnd, Usage
 from results.stream import Writer
 from results.tensors import to_tensor
 
@@ -103,6 +103,8 @@ class Session:
         self.state: _TestState | None = None
         self.test_id = ""
         self._taken = (0, 0)  # how many results and census records take_new has handed out
+        self.ends: list[TestEnd] = []  # the end marks of the tests this process ran (``ended``)
+        self._ends_taken = 0  # how many of them take_new has handed out
         self.form: str | None = None  # the model form of the current test (engine.forms)
         # Models the implementation compiled and loaded from the compile cache, the seconds both
         # took, and calls made, so far; and those counts at the last _usage.
@@ -363,11 +365,25 @@ class Session:
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
 
-    def take_new(self) -> tuple[list[CaseResult], list[CensusRecord], list[Usage]]:
-        """The records made since the last call: what an xdist worker hands to its controller."""
+    def take_new(self) -> tuple[list[CaseResult], list[CensusRecord], list[Usage], list[TestEnd]]:
+        """The records made since the last call, and the end marks of the tests that made them:
+        what an xdist worker hands to its controller."""
         results, census = self._taken
         self._taken = (len(self.results), len(self.census))
-        return self.results[results:], self.census[census:], self._usage()
+        ends, self._ends_taken = self.ends[self._ends_taken:], len(self.ends)
+        return self.results[results:], self.census[census:], self._usage(), ends
+
+    def delivered(self) -> tuple[int, int]:
+        """How many case and census records this process has made so far (``ended`` counts from it)."""
+        return len(self.results), len(self.census)
+
+    def ended(self, test: str, since: tuple[int, int]) -> None:
+        """Test ``test`` (its test key) has made all its records, those after ``since``: its end
+        mark goes to the stream after them, or with them to the controller (``take_new``)."""
+        mark = TestEnd(test, len(self.results) - since[0], len(self.census) - since[1])
+        self.ends.append(mark)
+        if self.stream is not None:
+            self.stream.end(mark)
 
     def _usage(self) -> list[Usage]:
         """The models compiled (and loaded) and calls made since the last time, by the current

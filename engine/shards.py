@@ -105,6 +105,15 @@ def record(settings, shard: Shard) -> dict:
             "plan_tests": len(tasks), "tests": sorted(map(test_key, mine))}
 
 
+def planned(settings) -> list[str]:
+    """The keys of the tests a run with these settings plans (its part's, with a shard), sorted:
+    what its record of its plan must hold (reports.verify). Reads the settings' versions,
+    type_names, forms, profile and shard only."""
+    if settings.shard is None:
+        return sorted(map(test_key, whole_plan(settings)))
+    return record(settings, settings.shard)["tests"]
+
+
 def select(settings, suite: str) -> list[Task]:
     """The tasks of ``suite`` this process runs: all of them, or those of its shard."""
     tasks = plan(settings, suite)

@@ -42,6 +42,7 @@ import numpy as np
 
 from engine.adapter_contract import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, UNSUPPORTED
+from results.sizes import format_size
 
 try:
     import resource
@@ -65,18 +66,11 @@ _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, w
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
 _ERROR_CHARS = 2000  # an exception's text is cut here: a message can be as large as an answer
 DEFAULT_MEMORY_LIMIT = 4 << 30  # resident bytes a worker may hold: a leak stops long before the machine does
-# The peak is read after every call this long or longer, and at least this often: a shorter call
-# cannot touch enough memory to matter on its own (about 10 MB per ms), and the peak never falls.
-_PEAK_CHECK_SECONDS = 1e-3
-_PEAK_CHECK_EVERY_SECONDS = 0.05
-
-
-def format_size(size: int) -> str:
-    """Bytes as people write them, in binary units: 512 MiB, 2.98 GiB."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.3g} {unit}"
-    return f"{size} B"
+# The peak (here) and the limits of a worker's control group (engine.isolation) are looked at after
+# every call this long or longer, and at least this often: a shorter call cannot touch enough memory
+# (about 10 MB per ms) or start enough processes to matter on its own, and neither count falls.
+LOOK_AFTER_SECONDS = 1e-3
+LOOK_EVERY_SECONDS = 0.05
 
 
 def expected_elements(shape: tuple[int, ...], attributes: Mapping[str, int]) -> int:
@@ -445,7 +439,7 @@ def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
 SHARED_MIN_BYTES = 32 << 10
 
 
-def _shared(arena: mmap.mmap, item: Any) -> Any:
+def _shared(arena: mmap.mmap | None, item: Any) -> Any:
     """A call's input: a private, writable copy, as ``Runner`` gives in-process (unpickled small
     arrays are read-only views of the request's bytes, and a verdict must not depend on the mode)."""
     if isinstance(item, tuple):
@@ -501,6 +495,10 @@ def main(argv: list[str]) -> None:
     except OSError:  # the parent is gone already (it closed this worker before it started)
         return
     multiprocessing.current_process().name = "argmin-impl-worker"
+    if settings.get("processes") and resource is not None:
+        # Where no control group bounds them (engine.limits): the kernel counts this limit in the
+        # sandbox's own user namespace, and nothing inside may raise it again.
+        resource.setrlimit(resource.RLIMIT_NPROC, (settings["processes"], settings["processes"]))
     serve(Connection(conn_fd), settings["impl"], settings["path"], settings["cwd"], settings["memory_limit"],
           arena_fd, settings.get("compile_cache"))
 
@@ -530,8 +528,10 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     except UsageError as exc:
         conn.send_bytes(json.dumps({"error": str(exc)}).encode())
         return
-    arena = mmap.mmap(arena_fd, 0)
-    os.close(arena_fd)  # the mapping keeps the memory
+    arena = None
+    if arena_fd >= 0:  # read-only: the process that owns the run sealed it against writable mappings
+        arena = mmap.mmap(arena_fd, 0, access=mmap.ACCESS_READ)
+        os.close(arena_fd)  # the mapping keeps the memory
     conn.send_bytes(json.dumps({"ready": description}, default=str).encode())
     checked, spent = time.monotonic(), NONE
     while True:
@@ -550,7 +550,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                 refusals.saw(group, reply[0], len(datas))
                 now = time.monotonic()
                 if memory_limit is not None and reply[0] != CRASH and (
-                        reply[3] >= _PEAK_CHECK_SECONDS or now - checked >= _PEAK_CHECK_EVERY_SECONDS):
+                        reply[3] >= LOOK_AFTER_SECONDS or now - checked >= LOOK_EVERY_SECONDS):
                     checked, peak = now, _peak_resident()
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.

@@ -2,7 +2,8 @@
 ``python -m reports compare OLD NEW [--html OUT]`` (exit 1 on a regression),
 ``python -m reports matrix RUN RUN ... [--out FILE]`` (several runs on one page),
 ``python -m reports history RUN RUN ... --out FILE.html`` (one runtime's releases, and FILE.json),
-``python -m reports verify REPORT [--rerun]`` (check a report; exit 1 when a check fails),
+``python -m reports verify REPORT [--rerun] [--certificate]`` (check a report; exit 1 when a check
+fails),
 ``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream),
 ``python -m reports merge SHARD_DIR... --out DIR [--baseline FILE]`` (one run from its ``--shard``
 folders; exit status as a run's) and ``python -m reports baseline REPORT --out FILE`` (a
@@ -118,12 +119,18 @@ def _parser() -> argparse.ArgumentParser:
                                                   "(SIGKILL, out of memory), from the results it streamed into DIR")
     rebuild.add_argument("report_dir", type=Path, metavar="DIR", help="the run's --report-dir")
     rebuild.add_argument("--lang", choices=LANGUAGES, help="report language (default: the run's own)")
-    check = commands.add_parser("verify", help="check a report without the implementation; exit 1 when a check fails")
+    check = commands.add_parser("verify", help="check a report without the implementation; exit 1 when a check fails "
+                                               "(with --certificate, also where it is no certificate)")
     check.add_argument("report", type=Path, help="a report folder or its report.json")
     check.add_argument("--rerun", action="store_true",
                        help="also run the suite again with the recorded settings and compare the results digests "
                             "(shows the implementation and command and asks first)")
     check.add_argument("--yes", action="store_true", help="with --rerun: run without asking")
+    check.add_argument("--confirm-only", action="store_true",
+                       help="with --rerun: stop once the rerun is shown and confirmed, exit 0 (nox -s verify then "
+                            "installs what it needs and reruns)")
+    check.add_argument("--certificate", action="store_true",
+                       help="fail (exit 1) where the report is not a certificate; without it, that is only said")
     check.add_argument("--shard", metavar="K/N", help="with --rerun: run only the K-th of N parts of the run (as "
                                                       "--shard K/N made it) and compare that part's results")
     join = commands.add_parser("merge", help="one report from the report folders of a run's --shard K/N parts")
@@ -152,14 +159,15 @@ def _say(text: object, **options: object) -> None:
     print(_printable(text), flush=True, **options)
 
 
-def _verify(report: Path, rerun: bool, yes: bool, shard: str | None) -> int:
-    if shard is not None and not rerun:
-        raise CannotVerify("--shard says which part of the run to rerun; add --rerun, or leave --shard out")
+def _verify(args: argparse.Namespace) -> int:
+    if (args.shard is not None or args.confirm_only) and not args.rerun:
+        raise CannotVerify("--shard and --confirm-only say how to rerun; add --rerun, or leave them out")
     failed = False
-    for check in verify(report, rerun=rerun, confirm=None if yes else _confirm, say=_say, shard=shard):
+    for check in verify(args.report, rerun=args.rerun, confirm=None if args.yes else _confirm, say=_say,
+                        shard=args.shard, certificate=args.certificate, confirm_only=args.confirm_only):
         _say(check)
-        failed = failed or not check.ok
-    return 1 if failed else 0
+        failed = failed or (check.counts and not check.ok)
+    return 0 if args.confirm_only else 1 if failed else 0
 
 
 def _confirm(question: str) -> bool:
@@ -230,7 +238,7 @@ def _command(args: argparse.Namespace) -> int:
         _say(f"baseline: {args.out}")
         return 0
     if args.command == "verify":
-        return _verify(args.report, args.rerun, args.yes, args.shard)
+        return _verify(args)
     if args.command == "matrix":
         runs = [(load_report(path), report_file(path).parent) for path in args.runs]
         _write(args.out, render_matrix(matrix(runs, args.out), args.lang))

@@ -108,6 +108,8 @@ def _run(raw: RawRun) -> doc.Run:
             {"suite": str(u["suite"]), "form": str(u["form"]), "seconds": float(u["seconds"]),
              **{name: int(u[name]) for name in ("compiles", "loaded", "calls")}} for u in info.model_usage],
         "compile_cache": None if info.compile_cache is None else str(info.compile_cache),
+        "planned": None if info.planned is None else [str(key) for key in info.planned],
+        "lost": [str(key) for key in info.lost or ()],
     }
 
 

@@ -61,12 +61,27 @@ class Run(_Run, total=False):
     model_seconds: float | None
     model_usage: list[ModelUsage] | None
     compile_cache: str | None
+    planned: list[str] | None
+    lost: list[str]
 
 
-class Sandbox(TypedDict):
+class Bound(TypedDict):
+    what: str
+    limit: int | None
+    by: str | None
+    reason: str | None
+
+
+class _Sandbox(TypedDict):
     mechanism: str | None
     denies: list[str]
     reason: str | None
+
+
+class Sandbox(_Sandbox, total=False):
+    seccomp: str | None
+    bounds: list[Bound]
+    passed_env: list[str]
 
 
 class Shard(TypedDict):

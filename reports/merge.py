@@ -124,10 +124,14 @@ def merge(folders: list[Path]) -> RawRun:
     reason = _incomplete(shards, missing, count)
     sums = {name: (None if all(getattr(run.info, name) is None for run in shards)
                    else sum(getattr(run.info, name) or 0 for run in shards)) for name in _SUMMED}
+    planned = None if any(run.info.planned is None for run in shards) else \
+        sorted(key for run in shards for key in run.info.planned)
     info = replace(shards[0].info, shard=None, merged={"merged": present, "missing": missing},
                    started=min(run.info.started for run in shards),
                    duration_s=max(run.info.duration_s for run in shards), complete=reason is None,
                    incomplete_reason=reason, workers=sum(run.info.workers for run in shards),
-                   model_usage=_usage(shards), **sums)
+                   model_usage=_usage(shards), planned=planned,
+                   lost=sorted(key for run in shards for key in run.info.lost or ()), **sums)
     return RawRun(info, _environment(shards), [result for run in shards for result in run.results],
-                  _plan_order([record for run in shards for record in run.census]))
+                  _plan_order([record for run in shards for record in run.census]),
+                  [end for run in shards for end in run.ends])

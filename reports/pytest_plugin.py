@@ -26,6 +26,8 @@ _RECOVERED = pytest.StashKey[Path]()
 _BASELINE = pytest.StashKey[tuple[str, set]]()
 
 
+_LOST_SHOWN = 20  # lost tests named on the terminal; the report lists every one
+
 # What the implementation printed: named where there is any.
 _LOG_KIND = "implementation output (its stdout and stderr)"
 
@@ -87,6 +89,10 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
         lines.append(f"  {info.profile} = {info.profile_description['en']}")
     if not info.complete:
         lines.append(f"INCOMPLETE RUN: {info.incomplete_reason}")
+    lost = info.lost or []
+    lines += [f"  LOST TEST (no results reached the run): {key}" for key in lost[:_LOST_SHOWN]]
+    if len(lost) > _LOST_SHOWN:
+        lines.append(f"  ... and {len(lost) - _LOST_SHOWN} more lost tests (report.json's run.lost lists them all)")
     part = "" if info.shard is None else f" [shard {info.shard['index']} of {info.shard['count']}, not the whole run]"
     if info.shard is not None:
         lines.append(f"SHARD {info.shard['index']} OF {info.shard['count']}: these verdicts cover this part's "

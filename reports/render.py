@@ -12,6 +12,7 @@ from pathlib import Path
 import jinja2
 
 from results.outcomes import SEVERITY
+from results.sizes import format_size
 
 from .aggregate import clause_anchor
 from .document import AttributeSide, ClauseRow, CoverageCell, Document, Statement
@@ -33,6 +34,7 @@ def _environment() -> jinja2.Environment:
     env.filters["heat"] = heat
     env.filters["percent"] = percent
     env.filters["seconds"] = lambda s: f"{float(s):.1f}"
+    env.filters["size"] = format_size
     env.filters["anchor"] = clause_anchor
     return env
 

@@ -5,17 +5,20 @@ implementation, one line per check.
 - results: the certificate's results digest is that of the raw results next to it;
 - derived: verdicts, counts, failures (the whole document) are what the verdict rule and the
   aggregation give for those raw results;
+- plan: the run planned every test its settings give, and each delivered its end mark and every
+  record it counted (a test whose process died left none);
 - checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
 - documents: report.html and junit.xml are the JSON rendered, so the HTML shows its verdicts;
-- certificate: the run calls itself a certificate (a complete certify run, clean committed checkout,
-  the implementation sandboxed);
+- certificate: whether the run is a certificate (a complete certify run, clean committed checkout,
+  the implementation sandboxed): said, and a failure only with ``--certificate``;
 - rerun (``--rerun``): the suite run again with the recorded implementation, profile, seed and
   claims, always sandboxed, gives the same results digest; otherwise the cases whose answers differ.
 
 What it cannot prove: anyone can produce a self-consistent set of files, so the checks show
 that the documents agree with each other, with raw results and with this suite; only ``--rerun``
-asks the implementation again. Exit status 0 when every check holds, 1 when one fails, 2 when
-the report cannot be checked at all."""
+asks the implementation again. Exit status 0 when every check holds (a report that is no
+certificate included, unless ``--certificate``), 1 when one fails, 2 when the report cannot be
+checked at all."""
 
 from __future__ import annotations
 
@@ -32,15 +35,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 from typing import IO, Any
 
 import jinja2
 import jsonschema
 
 import spec
+from engine import runtimes, shards
+from engine.shards import Shard
 from results import RawRun, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
+from results.records import lost_tests, missing_census
 
 from .aggregate import aggregate
 from .certificate import certificate_line
@@ -63,9 +70,10 @@ class Check:
     name: str
     ok: bool
     message: str
+    counts: bool = True  # False: what it finds is said (NOTE), and never fails the verification
 
     def __str__(self) -> str:
-        return f"{'PASS' if self.ok else 'FAIL'} {self.name}: {self.message}"
+        return f"{'PASS' if self.ok else 'FAIL' if self.counts else 'NOTE'} {self.name}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -195,12 +203,52 @@ def _documents(document: dict, folder: Path) -> Check:
     return Check("documents", True, "report.html and junit.xml are report.json rendered; the HTML shows its verdicts")
 
 
-def _certificate(document: dict) -> Check:
+def _planned(raw: RawRun) -> list[str]:
+    """The tests the run's own settings give (engine.shards.planned), its part's for a shard:
+    what its plan must be."""
+    info = raw.info
+    shard = None if info.shard is None else Shard(int(info.shard["index"]), int(info.shard["count"]))
+    return shards.planned(SimpleNamespace(
+        versions=tuple(int(v) for v in info.versions), profile=str(info.profile), shard=shard,
+        type_names=None if info.type_names is None else tuple(info.type_names),
+        forms=None if info.forms is None else tuple(info.forms)))
+
+
+def _plan(raw: RawRun) -> Check:
+    """Every test the run's settings give was planned, and each delivered every record it made
+    with its end mark: a run that lost a test (its process died) is caught here even where its
+    report calls itself complete."""
+    planned = raw.info.planned
+    if planned is None:
+        return Check("plan", False, "the run recorded no plan (it was made before runs did), so whether every test "
+                                    "delivered its results cannot be checked")
+    try:
+        expected = _planned(raw)
+    except (spec.SpecError, KeyError, TypeError, ValueError) as exc:
+        return Check("plan", False, f"the run's settings give no plan here ({type(exc).__name__}: {exc})")
+    absent = sorted(set(expected) - set(planned))
+    if absent or sorted(planned) != sorted(set(planned)) or set(planned) - set(expected):
+        named = ", ".join(absent[:3]) or ", ".join(sorted(set(planned) - set(expected))[:3])
+        return Check("plan", False, f"the run planned {len(planned)} tests where its settings give {len(expected)} "
+                                    f"({named} ...): it was not the whole run")
+    lost, missing = lost_tests(raw), missing_census(raw)
+    if lost or missing:
+        named = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+        what = f"{len(lost)} planned tests have no end mark or not every record ({named})" if lost \
+            else f"{missing} census records the tests counted are missing"
+        return Check("plan", False, f"{what}: results were lost, so the report is not the whole run")
+    return Check("plan", True, f"each of the {len(planned)} planned tests delivered its end mark and every record it "
+                               f"counted")
+
+
+def _certificate(document: dict, required: bool) -> Check:
+    """Whether the report is a certificate: said either way, a failure only where ``required``
+    (a report that is no certificate can still be whole and true)."""
     certificate = document["certificate"]
     if certificate["status"] == "certificate" and not certificate["reasons"]:
         return Check("certificate", True, f"a complete certify run from a clean, committed checkout of the suite, the "
                                           f"implementation sandboxed ({certificate['sandbox']['mechanism']})")
-    return Check("certificate", False, certificate_line(certificate))
+    return Check("certificate", False, certificate_line(certificate), counts=required)
 
 
 def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None,
@@ -270,15 +318,28 @@ def _last_line(log: IO[bytes]) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
+def _needs(implementation: str) -> str:
+    """What running ``implementation`` installs first (``nox -s verify``): a built-in's runtime at
+    the release it names; nothing for a plug-in."""
+    found = runtimes.find(implementation)
+    wanted = found[0].requirements(runtimes.split_release(implementation)[1]) if found else ()
+    return f", after installing {' '.join(wanted)} into a virtualenv of its own" if wanted else ""
+
+
 def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[str], None],
-           shard: str | None = None) -> Check:
+           shard: str | None = None, confirm_only: bool = False) -> Check | None:
     where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
     try:
         command = rerun_command(document, where, raw.info.memory_limit_bytes, shard)
-        say(f"rerun: implementation {document['certificate']['implementation']!r}, in a sandboxed worker process, at "
-            f"most {RERUN_SECONDS // 60} min\nrerun: {shlex.join(command)}")
-        if confirm is not None and not confirm("Run this implementation on this machine? [y/N] "):
-            raise CannotVerify("the rerun was not confirmed; nothing was run")
+        implementation = document["certificate"]["implementation"]
+        say(f"rerun: implementation {implementation!r}, in a sandboxed worker process, at most "
+            f"{RERUN_SECONDS // 60} min{_needs(implementation)}\nrerun: {shlex.join(command)}")
+        if confirm is not None and not confirm("Install what it needs and run this implementation on this machine? "
+                                               "[y/N] "):
+            raise CannotVerify("the rerun was not confirmed; nothing was installed or run")
+        if confirm_only:
+            shutil.rmtree(where, ignore_errors=True)
+            return None
     except BaseException:  # a --shard the report cannot take, refused, no terminal to ask, or Ctrl-C at the question
         shutil.rmtree(where, ignore_errors=True)
         raise
@@ -313,11 +374,14 @@ def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[
 
 
 def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confirm: Confirm | None = None,
-           say: Callable[[str], None] = print, shard: str | None = None) -> Iterator[Check]:
+           say: Callable[[str], None] = print, shard: str | None = None,
+           certificate: bool = False, confirm_only: bool = False) -> Iterator[Check]:
     """The checks of one report (its folder or its report.json), in order. ``rerun`` runs the
     implementation the report names, only when every integrity check held, after showing it
     (``say``) and, unless ``confirm`` is None, asking; with ``shard`` (K/N), only that part of
-    the run, compared with the report's results of that part's tests."""
+    the run, compared with the report's results of that part's tests; with ``confirm_only``, it
+    stops once that is confirmed (nox installs what the rerun needs, then asks for it). ``certificate``:
+    a report that is no certificate fails (otherwise that is only said)."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     report = folder / "report.json" if path.is_dir() else path
@@ -345,15 +409,17 @@ def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confir
         raw = load(raw_file)
     except Unreadable as exc:
         raise CannotVerify(str(exc)) from None
-    checks = [_results(document, raw), _derived(document, raw)]
+    checks = [_results(document, raw), _derived(document, raw), _plan(raw)]
     yield from checks
     yield _checkout(document, here or this_checkout())
     checks.append(_documents(document, folder))
     yield checks[-1]
-    yield _certificate(document)
+    yield _certificate(document, certificate)
     if rerun:
         broken = [check.name for check in checks if not check.ok]
         if broken:
             raise CannotVerify(f"not rerun: the {', '.join(broken)} check(s) failed, so the report cannot be trusted "
                                f"to name what to run")
-        yield _rerun(document, raw, confirm, say, shard)
+        check = _rerun(document, raw, confirm, say, shard, confirm_only)
+        if check is not None:
+            yield check

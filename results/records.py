@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from typing import Any
@@ -116,8 +117,25 @@ class CaseResult:
     def test_key(self) -> str:
         """The name of the test that recorded it across shards and runs, as a shard's run lists
         its tests (engine.shards.test_key): its suite and the task id in its pytest node id."""
-        found = _TASK_ID.search(self.test)
-        return f"{self.suite}:{found[1] if found else self.test}"
+        return test_key(self.suite, self.test)
+
+
+def test_key(suite: str, node_id: str) -> str:
+    """A test's name across shards and runs from its suite and pytest node id: the suite and the
+    task id in the node id (engine.shards.test_key names a task the same way)."""
+    found = _TASK_ID.search(node_id)
+    return f"{suite}:{found[1] if found else node_id}"
+
+
+@dataclass
+class TestEnd:
+    """The mark a test leaves once it has delivered every record it made: how many case and
+    census records they were. A planned test without one, or whose records the run does not hold
+    in full, was lost (its process died, say), and the run is incomplete."""
+
+    test: str  # its test key (``test_key``)
+    results: int
+    census: int
 
 
 # Where a census input was asked the second time: in a second worker process (an answer read
@@ -191,6 +209,26 @@ class RunInfo:
     merged: dict[str, Any] | None = None
     # --baseline: {"source", "failures", "new", "fixed"} (reports.baseline.compare); None without one
     baseline: dict[str, Any] | None = None
+    # The tests the run collected (test keys, sorted), each of which must leave a TestEnd; None where
+    # the run recorded no plan (runs made before it did). ``lost``: those that left none, or whose
+    # records the run does not hold in full.
+    planned: list[str] | None = None
+    lost: list[str] | None = None
+
+
+def lost_tests(run: RawRun) -> list[str]:
+    """The planned tests of ``run`` that left no end mark, or whose case records it does not hold
+    as their end mark counts them (sorted); [] where it recorded no plan."""
+    if run.info.planned is None:
+        return []
+    held = Counter(result.test_key for result in run.results)
+    ended = {end.test: end for end in run.ends}
+    return sorted(key for key in run.info.planned if key not in ended or held[key] != ended[key].results)
+
+
+def missing_census(run: RawRun) -> int:
+    """Census records the tests' end marks count that ``run`` does not hold (0 where it recorded no plan)."""
+    return 0 if run.info.planned is None else max(0, sum(end.census for end in run.ends) - len(run.census))
 
 
 @dataclass
@@ -214,6 +252,7 @@ class RawRun:
     environment: dict[str, Any]
     results: list[CaseResult] = field(default_factory=list)
     census: list[CensusRecord] = field(default_factory=list)
+    ends: list[TestEnd] = field(default_factory=list)
 
 
 def to_json(value: Any) -> Any:
@@ -265,4 +304,5 @@ def from_json(document: dict[str, Any]) -> RawRun:
     """Rebuild a RawRun from ``to_json(raw_run)`` output."""
     return RawRun(RunInfo(**document["info"]), document["environment"],
                   [result_from_json(item) for item in document["results"]],
-                  [census_from_json(item) for item in document["census"]])
+                  [census_from_json(item) for item in document["census"]],
+                  [TestEnd(**item) for item in document.get("ends", ())])

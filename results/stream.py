@@ -35,6 +35,7 @@ from .records import (
     CensusRecord,
     RawRun,
     RunInfo,
+    TestEnd,
     Usage,
     census_from_json,
     dumps,
@@ -120,6 +121,10 @@ class Writer:
     def usage(self, record: Usage) -> None:
         self._write("usage", record)
 
+    def end(self, record: TestEnd) -> None:
+        """A test delivered every record it made (results.records.TestEnd)."""
+        self._write("end", record)
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -130,10 +135,12 @@ def _line(kind: str, record: Any) -> str:
     return dumps({"kind": kind, "record": record}) + "\n"
 
 
-def encode(results: list[CaseResult], census: list[CensusRecord], usage: Iterable[Usage] = ()) -> str:
-    """Records as stream lines, for a process that hands them to the one writing the stream."""
+def encode(results: list[CaseResult], census: list[CensusRecord], usage: Iterable[Usage] = (),
+           ends: Iterable[TestEnd] = ()) -> str:
+    """Records as stream lines, for a process that hands them to the one writing the stream (its
+    tests' end marks last: a test's records arrive before the mark that counts them)."""
     return "".join(_line(kind, record) for kind, records in (("result", results), ("census", census),
-                                                             ("usage", usage)) for record in records)
+                                                             ("usage", usage), ("end", ends)) for record in records)
 
 
 def start(report_dir: Path, info: RunInfo, environment: dict[str, Any]) -> IO[str]:
@@ -230,6 +237,8 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
         elif item.get("kind") == "found":
             result = result_from_json(item["record"])
             found[_failure(result)] = result
+        elif item.get("kind") == "end":
+            run.ends.append(TestEnd(**item["record"]))
         elif item.get("kind") == "usage":
             usage = item["record"]
             part = parts.setdefault((str(usage.get("suite")), str(usage.get("form"))), Counter())

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from types import FrameType
 
 import pytest
@@ -28,10 +29,11 @@ from engine.options import OPTIONS, Settings, choose_seed, implementation, run_i
 from engine.sandbox import undumpable
 from engine.session import Nonconformance, Session
 from engine.shards import select
-from engine.worker import format_size
 from generators import profiles
 from results import IMPLEMENTATION_LOG, files, hooks, save, stream
 from results.environment import collect, suite_state
+from results.records import lost_tests, missing_census, test_key
+from results.sizes import format_size
 
 _STATE = pytest.StashKey[dict]()
 RECORDS = "argmin-records"  # a test report's user property: the records an xdist worker made in that test
@@ -115,7 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if runner is not None:
             runner.close()
         raise pytest.UsageError(str(exc)) from None
-    state["environment"] = collect(description, suite, runner.sandbox.record())
+    state["environment"] = collect(description, suite, runner.record())
     state["sandboxed"] = runner.sandbox.mechanism is not None
     _start_stream(config, state, runner)
 
@@ -196,6 +198,28 @@ class _Collector:
         self.writer.close()
 
 
+def _planned_key(node_id: str) -> str:
+    """A collected test's key (results.records.test_key) from its node id: its module's suite."""
+    module = importlib.import_module(f"suites.{Path(node_id.partition('::')[0]).stem}")
+    return test_key(module.SUITE, node_id)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The run's plan, where this process runs the tests itself: every test it collected."""
+    state = session.config.stash.get(_STATE, None)
+    if state is not None and state.get("writer") is not None and not _distributed(session.config):
+        state["planned"] = sorted(_planned_key(item.nodeid) for item in session.items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """pytest-xdist, in the controller: the run's plan, as its test processes collected it (each
+    collects the same tests, or xdist stops the run)."""
+    state = node.config.stash[_STATE]
+    if state.get("planned") is None:
+        state["planned"] = sorted(_planned_key(node_id) for node_id in ids)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[_STATE]["settings"]
     restriction = ", ".join(settings.type_names) if settings.type_names else "all of T"
@@ -257,6 +281,16 @@ def _incomplete_reason(session: pytest.Session, exitstatus: int) -> str | None:
     return None
 
 
+def _lost_reason(lost: list[str], missing: int, planned: int) -> str | None:
+    """Why a run that lost tests is incomplete: how many, the first few, and what loses one."""
+    if not lost and not missing:
+        return None
+    named = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+    what = f"{len(lost)} of {planned} planned tests delivered no end mark or not every record ({named})" if lost \
+        else f"{missing} census records its tests counted are missing"
+    return f"{what}: a test process died before its results reached the run (killed, e.g. by the out-of-memory killer)"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash.get(_STATE, None)
@@ -275,8 +309,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not writer.intact():
         reason = reason or TAMPERED
         print(f"\nWARNING: {TAMPERED}", file=sys.stderr)
-    run = writer.run(run_info(settings, state["started"], complete=reason is None, reason=reason,
-                              workers=state["workers"]), state["environment"])
+    run = writer.run(run_info(settings, state["started"], workers=state["workers"], planned=state.get("planned", [])),
+                     state["environment"])
+    lost, missing = lost_tests(run), missing_census(run)
+    reason = reason or _lost_reason(lost, missing, len(run.info.planned))
+    run.info = replace(run.info, complete=reason is None, incomplete_reason=reason, lost=lost)
     save(run, settings.report_dir)
     stream.clear(settings.report_dir)
     config.hook.pytest_argmin_run_finished(run=run, report_dir=settings.report_dir, config=config)

@@ -111,8 +111,9 @@ def test_a_call_that_takes_ever_more_memory_is_stopped_while_it_runs() -> None:
     with Runner(f"{HOSTILE}:hog", memory_limit=256 << 20) as runner:
         reply = runner.call(DATA, 13, ROW)
         assert (reply.status, reply.value) == ("crash", None)
-        assert reply.error.startswith("out of memory: the worker process held ")
-        assert reply.error.endswith("over its --memory-limit of 256 MiB during the call; the worker process was killed")
+        # Stopped by the suite's watch, or first by the kernel where a control group bounds the worker.
+        assert reply.error.startswith(("out of memory: the worker process held ", "out of memory: the kernel ended"))
+        assert "--memory-limit of 256 MiB" in reply.error
         answer = runner.call(DATA.astype(np.int8), 13, ROW)
         assert answer.status == "crash"  # the next worker's call is stopped the same way: the run goes on
 

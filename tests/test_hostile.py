@@ -140,12 +140,13 @@ def test_a_plugin_that_swaps_the_results_stream_cannot_forge_the_verdict(tmp_pat
 @pytest.mark.e2e
 @SANDBOXED
 def test_a_sandboxed_plugin_cannot_touch_the_results_stream(tmp_path: Path) -> None:
-    """The same plug-in, told where the report folder is, in the sandbox: its write is refused, the
-    stream stays whole and the run complete."""
-    result, report = _front_door(tmp_path, f"{FORGER}:int32_for_uint8", ARGMIN_FORGE_DIR=str(tmp_path))
+    """The same plug-in, told where the report folder is, in the sandbox: the folder is not there
+    to write (nor to read), the stream stays whole and the run complete."""
+    result, report = _front_door(tmp_path, f"{FORGER}:int32_for_uint8", "--pass-env", "ARGMIN_FORGE_DIR",
+                                 ARGMIN_FORGE_DIR=str(tmp_path))
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     assert report["run"]["complete"] and report["versions"][0]["verdict"] == "non-conformant"
-    assert "Read-only file system" in (tmp_path / "implementation.log").read_text()
+    assert f"forger: no results stream in {tmp_path} from here" in (tmp_path / "implementation.log").read_text()
 
 
 # --- 3. one verdict whatever the isolation mode -----------------------------------------------
@@ -197,7 +198,8 @@ def _none_left(marks: Path) -> bool:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see the child")
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_a_child_the_plugin_forks_ends_with_its_worker(marks: Path, sandbox: str) -> None:
-    with Runner(f"{HOSTILE}:forks_a_lingering_child", sandbox_mode=sandbox) as runner:
+    with Runner(f"{HOSTILE}:forks_a_lingering_child", sandbox_mode=sandbox, pass_env=["ARGMIN_HOSTILE_MARKS"]) \
+            as runner:
         runner.load()
         worker = _carrying(marks)  # the worker (and in a sandbox, bwrap's two processes)
         assert runner.call(UINT8, 13, ROW).status == "ok"
@@ -257,8 +259,10 @@ def test_a_run_reads_the_exit_status_of_a_worker_that_kills_its_parent(tmp_path:
     assert crashes == {"crash: the worker process exited with code 3"}, crashes
 
 
+@pytest.mark.parametrize("mode", ["auto", "off"])
 def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._Arena],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                          monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Sandboxed, a worker's scratch is the sandbox's own tmpfs: no folder on the host at all."""
     scratch: list[str] = []
     folder = tempfile.mkdtemp
 
@@ -272,9 +276,10 @@ def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._
     monkeypatch.setattr(isolation.tempfile, "mkdtemp", recorded)
     monkeypatch.setattr(isolation.subprocess, "Popen", refuse)
     with pytest.raises(OSError, match="no process"):
-        Runner(f"{HOSTILE}:leak")
+        Runner(f"{HOSTILE}:leak", sandbox_mode=mode)
     assert len(made) == 1 and made[0].view is None and made[0].descriptor is None
-    assert len(scratch) == 1 and not Path(scratch[0]).exists()
+    sandboxed = isolation.sandbox.choose(mode).mechanism is not None
+    assert len(scratch) == (0 if sandboxed else 1) and not any(Path(folder).exists() for folder in scratch)
 
 
 def test_an_exit_status_is_reported_as_it_was() -> None:

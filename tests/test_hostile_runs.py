@@ -33,7 +33,8 @@ marks = test_hostile.marks  # fixture: $ARGMIN_HOSTILE_MARKS, a folder of this t
 def _suite(report_dir: Path, impl: str, *extra: str, cwd: Path = ROOT,
            **environment: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "suites", "--impl", impl, "--versions", "13", "--dtypes", "uint8",
-                           "--profile", "quick", "--seed", "5", "--report-dir", str(report_dir), *extra],
+                           "--profile", "quick", "--seed", "5", "--report-dir", str(report_dir),
+                           "--pass-env", "ARGMIN_FORGE_DIR,ARGMIN_HOSTILE_MARKS", *extra],
                           cwd=cwd, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "ARGMIN_FORGE_DIR": str(report_dir), **environment})
 
@@ -229,7 +230,7 @@ def test_nox_and_the_run_are_out_of_the_plugins_reach(mode: str) -> None:
         nox = [python, "-m", "nox", "--no-venv", "--no-install", "--envdir", str(work / "out" / "nox"),
                "-f", str(ROOT / "noxfile.py"), "-s", "conformance", "--", "--impl", f"{ATTACKS}:nox_stdout",
                "--versions", "13", "--dtypes", "uint8", "--profile", "quick", "--seed", "5", *_mode(mode),
-               "--report-dir", str(work / "out" / "run")]
+               "--pass-env", "ARGMIN_FORGE_DIR", "--report-dir", str(work / "out" / "run")]
         # nox's output goes to a file of that user's own, as a terminal of its own would be.
         done = subprocess.run([*prefix, "sh", "-c", 'exec "$@" > "$0" 2>&1', str(work / "out" / "nox.txt"), *nox],
                               cwd=ROOT, timeout=600, check=False,

@@ -3,6 +3,7 @@ mode, and exact round trips of every dtype through the worker."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,13 +159,19 @@ def test_a_worker_started_ahead_that_could_not_load_is_replaced() -> None:
             assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
 
 
-def test_what_a_dead_worker_left_in_its_temporary_folder_is_removed(process_runner: Runner) -> None:
+def test_what_a_dead_worker_left_in_its_temporary_folder_is_removed() -> None:
     """A runtime that writes models to temporary files (tract, tinygrad) leaves them behind when
-    its worker crashes; the worker's temporary folder is its own, and goes with it."""
-    left = Path(process_runner.call(code(LEAVE_TEMP), 13, {}).error.split(": ", 1)[1])
-    assert left.is_dir() and left.parent.name.startswith("argmin-worker-")
-    assert process_runner.call(code(EXIT), 13, {}).status == "crash"
-    assert not left.exists() and not left.parent.exists()
+    its worker crashes; the worker's temporary folder is its own, and goes with it. Unsandboxed
+    it is a folder on the host; in a sandbox, the sandbox's own /tmp, never on the host."""
+    with Runner(f"{IMPLS / 'plugin_faulty.py'}:by_value", timeout=TIMEOUT, sandbox_mode="off") as runner:
+        left = Path(runner.call(code(LEAVE_TEMP), 13, {}).error.split(": ", 1)[1])
+        assert left.is_dir() and left.parent.name.startswith(f"argmin-worker-{os.getpid()}-")
+        assert runner.call(code(EXIT), 13, {}).status == "crash"
+        assert not left.exists() and not left.parent.exists()
+    with Runner(f"{IMPLS / 'plugin_faulty.py'}:by_value", timeout=TIMEOUT) as runner:
+        inside = Path(runner.call(code(LEAVE_TEMP), 13, {}).error.split(": ", 1)[1])
+        if runner.sandbox.mechanism is not None:
+            assert inside.parent == Path("/tmp") and runner._worker.scratch is None and not inside.exists()
 
 
 def test_hang_is_a_timeout_then_carry_on(process_runner: Runner) -> None:
@@ -257,7 +264,7 @@ def test_close_ends_the_worker() -> None:
     assert worker is not None and worker.process.poll() is None and Path(f"/proc/{worker.pid}").exists()
     runner.close()
     assert worker.process.poll() is not None and not Path(f"/proc/{worker.pid}").exists()
-    assert not Path(worker.scratch).exists()
+    assert worker.scratch is None or not Path(worker.scratch).exists()
 
 
 def test_the_worker_loads_paths_as_the_parent_saw_them(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from tests.test_hostile import SANDBOXED
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = "tests/impls/plugin_probe.py:probe"
+PASSED = ["ARGMIN_PROBE_*"]  # the probe's settings reach its worker only when passed
 
 
 def _probe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str) -> tuple[list[int], int, int, int]:
@@ -26,7 +27,7 @@ def _probe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str) -> tuple[
     monkeypatch.setenv("ARGMIN_PROBE_WRITE", os.pathsep.join(map(str, [tmp_path / "mine", tmp_path / "granted",
                                                                       ROOT])))
     monkeypatch.setenv("ARGMIN_PROBE_PORT", str(listener.getsockname()[1]))
-    with listener, Runner(PROBE, sandbox_mode=mode, writable=[tmp_path / "granted"]) as runner:
+    with listener, Runner(PROBE, sandbox_mode=mode, writable=[tmp_path / "granted"], pass_env=PASSED) as runner:
         reply = runner.call(np.zeros(3, np.float32), 13, {})
     assert reply.status == "ok", reply.error
     *writes, processes, reached, homes = reply.value.tolist()
@@ -49,17 +50,48 @@ def test_the_same_probe_unsandboxed_can_do_all_of_it(monkeypatch: pytest.MonkeyP
     assert writes == [1, 1, 1] and processes > 3 and reached == 1 and homes == 1
 
 
-def test_the_command_binds_scratch_granted_folders_and_accelerators(monkeypatch: pytest.MonkeyPatch,
-                                                                     tmp_path: Path) -> None:
+def test_the_command_builds_the_root_from_what_the_worker_needs(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
     device = tmp_path / "renderD128"
     device.touch()
+    plugin = tmp_path / "plugins"
+    plugin.mkdir()
     monkeypatch.setattr(sandbox, "ACCELERATORS", (str(tmp_path / "render*"), str(tmp_path / "absent")))
-    command = sandbox.Sandbox("bubblewrap 0.11.0", program="bwrap").wrap(["python"], "/s", ["/w"], "/here", 7)
+    command = sandbox.Sandbox("bubblewrap 0.11.0", program="bwrap").wrap(
+        ["python"], [str(plugin), str(plugin / "inner"), "/", "/tmp"], ["/w"], "/here", 1 << 20,
+        {"info-fd": 7, "block-fd": 8, "seccomp": 9})
     assert command[0] == "bwrap" and command[-2:] == ["--", "python"]
-    pairs = list(zip(command, command[1:], command[2:], strict=False))
-    for flag in (("--ro-bind", "/", "/"), ("--bind", "/s", "/s"), ("--bind", "/w", "/w"),
-                 ("--dev-bind", str(device), str(device))):
-        assert flag in pairs, flag
+    triples = list(zip(command, command[1:], command[2:], strict=False))
+    for flag in (("--ro-bind", str(plugin), str(plugin)), ("--bind", "/w", "/w"), ("--ro-bind", "/usr", "/usr"),
+                 ("--dev-bind", str(device), str(device)), ("--size", str(1 << 20), "--tmpfs")):
+        assert flag in triples, flag
+    assert ("--ro-bind", "/", "/") not in triples and ("--ro-bind", "/tmp", "/tmp") not in triples  # never the host's
+    assert not any(flag[1].startswith(str(plugin / "inner")) for flag in triples)  # shown once, with its folder
+    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--tmpfs"] == ["/tmp", "/dev/shm"]
+    assert command.index("--tmpfs") < command.index(str(plugin))  # the tmpfs first: a plug-in under /tmp shows
+    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--remount-ro"] == ["/dev", "/"]
+    for option, fd in (("--info-fd", "7"), ("--block-fd", "8"), ("--seccomp", "9"), ("--chdir", "/here")):
+        assert command[command.index(option) + 1] == fd
     assert {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"} <= set(command)
-    assert command[command.index("--info-fd") + 1] == "7" and command[command.index("--chdir") + 1] == "/here"
-    assert sandbox.Sandbox(None, "none here").wrap(["python"], "/s", [], "/here") == ["python"]
+    assert sandbox.Sandbox(None, "none here").wrap(["python"], [], [], "/here", None, {}) == ["python"]
+
+
+def test_the_environment_is_an_allowlist() -> None:
+    outer = {"PATH": "/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "AWS_SECRET_ACCESS_KEY": "x",
+             "OMP_NUM_THREADS": "2", "ORT_LOGGING": "1", "HOME": "/root", "SSH_AUTH_SOCK": "/tmp/agent"}
+    assert sandbox.environment(outer, (), "/tmp") == {"PATH": "/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC",
+                                                      "HOME": "/tmp", "TMPDIR": "/tmp", "XDG_CACHE_HOME": "/tmp/.cache"}
+    passed = sandbox.environment(outer, ("OMP_*", "ORT_*", "AWS_SECRET_ACCESS_KEY"), "/tmp")
+    assert {"OMP_NUM_THREADS", "ORT_LOGGING", "AWS_SECRET_ACCESS_KEY"} <= passed.keys()
+    assert "SSH_AUTH_SOCK" not in passed and passed["HOME"] == "/tmp"
+
+
+@SANDBOXED
+def test_the_record_names_the_filter_the_bounds_and_the_names_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARGMIN_PROBE_SECRET", "not for the report")
+    with Runner(PROBE, pass_env=PASSED) as runner:
+        record = runner.record()
+    assert record["mechanism"] and "environment" in record["denies"]
+    assert "ARGMIN_PROBE_SECRET" in record["passed_env"] and "not for the report" not in str(record)
+    assert {bound["what"] for bound in record["bounds"]} == {"memory", "processes", "tmpfs", "output"}
+    assert all(bound["by"] or bound["reason"] for bound in record["bounds"])  # enforced, or said why not

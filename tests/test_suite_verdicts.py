@@ -168,7 +168,7 @@ def test_each_input_is_asked_once_per_test_and_counted_once(monkeypatch: pytest.
 
     monkeypatch.setattr(Session, "call_many", counting)
     _, run = _run("zoo.correct:numpy_argmin", versions="13", dtypes="float,int8")
-    census = {key for key in asked if key[0].startswith("census::")}
+    census = {key for key in asked if key[0].startswith("census[")}
     # An input two census topics share (an empty input whose axis is empty) is asked for each.
     assert census and all(asked[key] % 2 == 0 for key in census), "a census input was not asked a second time"
     assert all(n == 1 for key, n in asked.items() if key not in census), "an input was asked twice in one test"

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import spec
+from engine import shards
 from engine.options import run_info, validate
 from engine.run import run_all
 from engine.sandbox import DENIES
@@ -46,7 +47,8 @@ def _report(folder: Path, profile: str, sandbox: dict = SANDBOXED, **options: st
     session = run_all(settings)
     environment = {"impl": ZOO, "module": "zoo.correct", "package": None, "version": None, "sandbox": sandbox,
                    "git_commit": COMMIT, "git_dirty": False, "spec_sha256": spec.files_digest()}
-    raw = RawRun(run_info(settings, 0.0), environment, session.results, session.census)
+    raw = RawRun(run_info(settings, 0.0, planned=shards.planned(settings)), environment, session.results,
+                 session.census, session.ends)
     save(raw, folder)
     write_reports(raw, folder)
     return folder
@@ -112,14 +114,14 @@ def test_an_untouched_certify_report_passes_every_check(tmp_path: Path, capsys, 
     document = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert document["certificate"]["status"] == "certificate" and document["certificate"]["reasons"] == []
     checks = _checks(folder)
-    assert list(checks) == ["schema", "results", "derived", "checkout", "documents", "certificate"]
+    assert list(checks) == ["schema", "results", "derived", "plan", "checkout", "documents", "certificate"]
     assert all(check.ok for check in checks.values()), [str(c) for c in checks.values()]
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert 'data-status="certificate"' in html and document["certificate"]["results_digest"] in html
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(folder)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 6 and all(line.startswith("PASS ") for line in lines)
+    assert len(lines) == 7 and all(line.startswith("PASS ") for line in lines)
 
 
 def test_an_unsandboxed_certify_run_is_no_certificate_and_says_why(tmp_path: Path) -> None:
@@ -134,7 +136,7 @@ def test_an_unsandboxed_certify_run_is_no_certificate_and_says_why(tmp_path: Pat
 
 def test_a_non_certify_run_is_caught_and_says_what_it_is(copy: Path) -> None:
     checks = _checks(copy)
-    assert not checks["certificate"].ok
+    assert not checks["certificate"].ok and not checks["certificate"].counts  # said, not failed
     assert "Quick smoke run, not a certificate" in checks["certificate"].message
     assert all(check.ok for name, check in checks.items() if name != "certificate")
 
@@ -200,10 +202,13 @@ def test_another_commit_or_a_modified_checkout_is_named(copy: Path) -> None:
 
 
 def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    """A true report that is no certificate passes verify and says so; --certificate makes that a failure."""
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
-    assert main(["verify", str(quick / "report.json")]) == 1  # quick: not a certificate
+    assert main(["verify", str(quick / "report.json")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 6 and lines[-1].startswith("FAIL certificate:")
+    assert len(lines) == 7 and lines[-1].startswith("NOTE certificate: Quick smoke run, not a certificate")
+    assert main(["verify", str(quick / "report.json"), "--certificate"]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAIL certificate:")
     assert main(["verify", str(tmp_path / "nothing-here")]) == 2
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
     assert main(["verify", str(tmp_path / "bad.json")]) == 2

@@ -30,6 +30,10 @@ def release_key(release: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+# Thread counts of the math libraries runtimes build on (OpenMP, MKL, OpenBLAS, Intel's OpenMP).
+THREADS = ("OMP_*", "MKL_*", "OPENBLAS_*", "KMP_*")
+
+
 class Unavailable(LookupError):
     """The runtime is there but the option names nothing it has; str(exc) says what it has."""
 
@@ -63,6 +67,10 @@ class Runtime:
     # (RELEASE, REQUIREMENT): a release older than RELEASE also gets REQUIREMENT, which its own
     # metadata omits (built before numpy 2 existed: onnxruntime 1.18 does not import under it).
     older_needs: tuple[tuple[str, str], ...] = ()
+    # The environment variables (fnmatch patterns) its runtime reads, passed to its worker from the
+    # run's environment besides PATH, the locale and TZ (engine.sandbox.environment): thread counts
+    # and the runtime's own settings. Nothing else of the run's environment reaches the worker.
+    environment: tuple[str, ...] = ()
 
     @property
     def option_required(self) -> bool:

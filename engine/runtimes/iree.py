@@ -2,11 +2,11 @@
 host, run by iree-base-runtime on its local-task driver. Doubles stay doubles (IREE's ONNX input
 demotes f64 to f32 by default, which would judge a narrower type than the model's)."""
 
-from .entry import Runtime
+from .entry import THREADS, Runtime
 
 IREE = Runtime(
     word="iree", label="IREE", module="iree.runtime", distributions=("iree-base-runtime", "iree-base-compiler"),
-    compile_cache=True, oldest="3.13.0",
+    compile_cache=True, oldest="3.13.0", environment=(*THREADS, "IREE_*"),
     adapter="engine.adapters.run_iree:IreeArgMin",
     imports=("import iree.compiler", "import iree.runtime", "import onnx.shape_inference",
              "from iree.compiler import ir", "from iree.compiler.extras import onnx_importer"),

@@ -1,10 +1,12 @@
 """OpenVINO on one device (CPU by default)."""
 
-from .entry import Runtime
+from .entry import THREADS, Runtime
 
 OPENVINO = Runtime(
     word="openvino", label="OpenVINO", module="openvino", distributions=("openvino",),
     compile_cache=True,
+    # oneDNN caps its instruction set by ONEDNN_MAX_CPU_ISA (DNNL_ before 2.0); TBB, OpenVINO's threads.
+    environment=(*THREADS, "OV_*", "OPENVINO_*", "ONEDNN_*", "DNNL_*", "TBB_*"),
     # openvino.Core (the adapter's entry point) is there from 2023.1 on; 2023.0 has only openvino.runtime.
     oldest="2023.1.0", older_needs=(("2024.4", "numpy<2"),),
     adapter="engine.adapters.run_openvino:OpenVinoArgMin",

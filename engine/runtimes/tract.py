@@ -4,7 +4,7 @@ from .entry import Runtime
 
 TRACT = Runtime(
     word="tract", label="tract", module="tract", distributions=("tract",),
-    oldest="0.21.0",
+    oldest="0.21.0", environment=("TRACT_*", "RAYON_*"),
     adapter="engine.adapters.run_tract:TractArgMin",
     imports=("import tempfile", "", "import tract"),
     lines=("path = tempfile.mkdtemp() + '/argmin.onnx'",
