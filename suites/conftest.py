@@ -26,6 +26,7 @@ import spec
 from engine.isolation import Runner
 from engine.loader import UsageError
 from engine.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
+from engine.plan import Task
 from engine.sandbox import undumpable
 from engine.session import Nonconformance, Session
 from engine.shards import select
@@ -235,6 +236,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         settings = metafunc.config.stash[_STATE]["settings"]
         tasks = select(settings, metafunc.module.SUITE)
         metafunc.parametrize("task", tasks, ids=[task.id for task in tasks])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A suite with no task in this run (a shard may hold none of its tests) is no test of the
+    run: pytest's placeholder for an empty parameter set, which it would skip, is deselected."""
+    empty = [item for item in items if not isinstance(getattr(item, "callspec", None) and
+                                                      item.callspec.params.get("task"), Task)]
+    if empty:
+        items[:] = [item for item in items if item not in empty]
+        config.hook.pytest_deselected(items=empty)
 
 
 @pytest.fixture(scope="session")
