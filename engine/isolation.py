@@ -45,7 +45,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
@@ -244,7 +244,7 @@ class _Arena:
                 self.memory.close()
 
     def pack(self, calls: Sequence[CallArgs], units: Sequence[Sequence[int]],
-             refused: Sequence[bool | None]) -> list[tuple]:
+             refused: Sequence[bool | None], exact: bool = False) -> list[tuple]:
         """The packs of calls as sent (``units``: the indices of each pack's calls), each as
         ``([data, ...], version, [attributes, ...], form, refused)``: large inputs copied into the
         arena (their place, dtype and shape sent instead), the rest as they are, until the arena is
@@ -262,7 +262,7 @@ class _Arena:
                 else:
                     datas.append(data)
             _, version, _, form = calls[unit[0]]
-            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form, refused[len(sent)]))
+            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form, refused[len(sent)], exact))
         return sent
 
 
@@ -692,7 +692,8 @@ class Runner:
         return self.call_many([(data, version, attributes, form)])[0]
 
     def call_many(self, calls: Sequence[CallArgs], pack: bool = False,
-                  units: Sequence[Sequence[int]] | None = None, faults: int | None = None) -> list[Reply]:
+                  units: Sequence[Sequence[int]] | None = None, faults: int | None = None,
+                  exact: bool = False) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
         made in a fresh worker. With ``pack``, calls in a packed form are asked through packed
@@ -700,21 +701,24 @@ class Runner:
         until the crash or hang is pinned on one call asked alone. ``units``: the packs to ask
         (``packs`` of calls with the same signatures), instead of cutting them afresh. ``faults``:
         once that many calls crashed or hung, the calls left are not made (their replies say
-        UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge."""
+        UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge.
+        ``exact``: each unit is exactly one packed model of its calls, in order (a recorded pack
+        asked again: worker.answers), never split, and what it fails with is every call's reply."""
         if units is None:
             units = self.planner.packs(calls) if pack else [[index] for index in range(len(calls))]
         units = deque(list(unit) for unit in units)
         replies: dict[int, Reply] = {}
         if self.isolation == "none":
             for unit in units:
-                self._in_process(calls, unit, replies)
+                self._in_process(calls, unit, replies, exact)
             return [replies[index] for index in range(len(calls))]
         while units and (faults is None or sum(r.status in FAULTS for r in replies.values()) < faults):
-            self._call_worker(calls, units, replies)
+            self._call_worker(calls, units, replies, exact)
         return [replies.get(index) or Reply(UNASKED, None, "not asked: its batch had crashed or hung as often as "
                                                            "its test may", 0.0) for index in range(len(calls))]
 
-    def _in_process(self, calls: Sequence[CallArgs], unit: list[int], replies: dict[int, Reply]) -> None:
+    def _in_process(self, calls: Sequence[CallArgs], unit: list[int], replies: dict[int, Reply],
+                    exact: bool = False) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
         # change the caller's array in one mode and not in the other.
         # The answer reaches the judge as the same data as from a worker (a copy, objects as
@@ -722,7 +726,7 @@ class Runner:
         _, version, _, form = calls[unit[0]]
         datas = [np.array(calls[index][0], copy=True) for index in unit]
         outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
-                                  self.planner.refused(calls, unit))
+                                  self.planner.refused(calls, unit), exact)
         layouts = Layouts(calls)
         for at, (index, answered) in enumerate(zip(unit, outcomes, strict=True)):
             spent = worker.models_of(self._fn)
@@ -730,11 +734,13 @@ class Runner:
                                                            spent - self._spent, answered.layout, answered.position)
             replies[index] = Reply(*delivered, pack=layouts.packed(layout, position, unit, at))
             self._spent = spent
-        self.planner.answered(calls, unit, replies)
+        if not exact:
+            self.planner.answered(calls, unit, replies)
 
-    def _call_worker(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+    def _call_worker(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply],
+                     exact: bool) -> None:
         try:
-            self._exchange(calls, units, replies)
+            self._exchange(calls, units, replies, exact)
         except BaseException:
             # Ctrl-C (or anything else) mid-call leaves answers in flight: never read them as the
             # next calls' answers. The worker ignores SIGINT, so end it here.
@@ -743,9 +749,11 @@ class Runner:
                 self._worker = None
             raise
 
-    def _exchange(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply]) -> None:
+    def _exchange(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply],
+                  exact: bool) -> None:
         """Replies to the packs in ``units``, taken off it as they are answered: all of them, or up
-        to the pack that crashed or hung; that one is then cut down for the next worker."""
+        to the pack that crashed or hung; that one is then cut down for the next worker (``exact``:
+        not cut: the crash or hang is every unanswered call's reply)."""
         if self._worker is None:
             self._start()
         current = self._worker
@@ -763,7 +771,7 @@ class Runner:
                 return
             current, start = self._worker, time.perf_counter()
         refused = [self.planner.refused(calls, unit) for unit in units]
-        request = pickle.dumps(current.arena.pack(calls, units, refused), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps(current.arena.pack(calls, units, refused, exact), protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
         layouts = Layouts(calls)
@@ -776,6 +784,10 @@ class Runner:
                                     functools.partial(layouts.packed, unit=unit, at=position))
                 reply.nodes = min(reply.nodes, MAX_NODES)  # what the worker says, within what a model holds
                 start = time.perf_counter()
+                if exact and reply.status in FAULTS:  # the model as recorded, or nothing: never halved
+                    replies.update((rest, replace(reply)) for rest in unit[position:])
+                    units.popleft()
+                    return
                 if reply.status in FAULTS and reply.nodes > 1 and left > 1:
                     # Somewhere in a pack: ask its unanswered calls again as two halves, in a fresh worker.
                     half = position + left // 2
@@ -791,7 +803,8 @@ class Runner:
                         units.appendleft(unit[position + 1:])
                     return
             units.popleft()
-            self.planner.answered(calls, unit, replies)
+            if not exact:
+                self.planner.answered(calls, unit, replies)
 
     def _ready(self, current: _Worker) -> str | None:
         """Wait until ``current``, the worker, has loaded the implementation: None, or why it did

@@ -139,6 +139,18 @@ def _without_answer(status: str, error: str, seconds: float) -> WireReply:
     return status, None, error, seconds, False, None
 
 
+def _failed(exc: BaseException, seconds: float) -> WireReply:
+    """What a call that raised ``exc`` did: unsupported, a crash (out of memory is not a rejection
+    of the input; sys.exit ends a worker, and is reported the same way in-process) or raised."""
+    if isinstance(exc, NotImplementedError):
+        return _without_answer(UNSUPPORTED, _describe(exc), seconds)
+    if isinstance(exc, MemoryError):
+        return _without_answer(CRASH, f"out of memory: {_describe(exc)}", seconds)
+    if isinstance(exc, SystemExit):
+        return _without_answer(CRASH, _cut(f"the implementation called sys.exit({exc.code!r})"), seconds)
+    return _without_answer(RAISED, _describe(exc), seconds)
+
+
 def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int],
          form: str | None = None) -> WireReply:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
@@ -155,16 +167,8 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
             result, declared = answer.value, answer.declared
         seconds = time.perf_counter() - start
         value, error = _as_array(result)
-    except NotImplementedError as exc:
-        return _without_answer(UNSUPPORTED, _describe(exc), time.perf_counter() - start)
-    except MemoryError as exc:  # not a rejection of the input: the implementation could not do its work
-        return _without_answer(CRASH, f"out of memory: {_describe(exc)}", time.perf_counter() - start)
-    except SystemExit as exc:
-        # sys.exit() inside the implementation ends a worker; report it the same way in-process.
-        return _without_answer(CRASH, _cut(f"the implementation called sys.exit({exc.code!r})"),
-                               time.perf_counter() - start)
-    except Exception as exc:
-        return _without_answer(RAISED, _describe(exc), time.perf_counter() - start)
+    except (Exception, SystemExit) as exc:
+        return _failed(exc, time.perf_counter() - start)
     if error is not None:
         return _without_answer(RAISED, error, seconds)
     too_large = _oversize(value, data, attributes)
@@ -226,7 +230,7 @@ def _shifted(layout: Layout | None, start: int) -> Layout | None:
 
 
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
-            form: str | None, refused: bool = False) -> Iterator[Answered]:
+            form: str | None, refused: bool = False, exact: bool = False) -> Iterator[Answered]:
     """The replies to a pack of calls, in order. One call is a plain ``call``. Several are asked
     as one packed model (``answer_pack``, each node's time its share of the whole; in the symbolic
     form some may come from signature models, engine.adapters.signatures); where that raises, the
@@ -235,6 +239,9 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     runtime refuses as unsupported is asked call by call at once (halving would compile every
     model twice), unless its type was ``refused`` alone already (engine.planner.Planner.refused): then
     every call of it is answered "unsupported", one compile for the pack instead of one per call."""
+    if exact:
+        yield from _exactly(fn, datas, version, attributes, form)
+        return
     if len(datas) == 1:
         yield Answered(call(fn, datas[0], version, attributes[0], form))
         return
@@ -263,6 +270,24 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     for answer, data, attrs in zip(packed, datas, attributes, strict=True):
         yield Answered(_unpacked(answer, data, attrs, share), getattr(answer, "nodes", len(datas)),
                        layout=getattr(answer, "layout", None), position=getattr(answer, "position", 0))
+
+
+def _exactly(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
+             form: str | None) -> Iterator[Answered]:
+    """The replies of exactly the packed model of these nodes (``answer_model``), never split: a
+    recorded pack asked again. Where it fails as a whole, every call gets what failed."""
+    start = time.perf_counter()
+    try:
+        packed = fn.answer_model(form, datas, version, attributes)
+    except (Exception, SystemExit) as exc:
+        failed = _failed(exc, time.perf_counter() - start)
+        for _ in datas:
+            yield Answered(failed, len(datas))
+        return
+    share = (time.perf_counter() - start) / len(datas)
+    for answer, data, attrs in zip(packed, datas, attributes, strict=True):
+        yield Answered(_unpacked(answer, data, attrs, share), len(datas), layout=answer.layout,
+                       position=answer.position)
 
 
 def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
@@ -507,7 +532,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
           compile_cache: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of packs of calls
-    ``[([data, ...], version, [attributes, ...], form, refused), ...]`` (see ``answers``)
+    ``[([data, ...], version, [attributes, ...], form, refused, exact), ...]`` (see ``answers``)
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
     What it compiles goes to ``compile_cache`` (its runtime's folder of the compile cache), where
     it has one. The parent set up everything else: stdout and stderr (the implementation's log),
@@ -542,10 +567,10 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         # A batch of packs (a pack of one is a plain call): one reply per call, in order, as its pack ends.
         # A packed model's layout is sent with its first reply in the batch, the next ones say SAME.
         refusals, told = Refusals(), None
-        for datas, version, attributes, form, refused in pickle.loads(request):
+        for datas, version, attributes, form, refused, exact in pickle.loads(request):
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
-            for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused)):
+            for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused), exact):
                 reply = answered.reply
                 refusals.saw(group, reply[0], len(datas))
                 now = time.monotonic()

@@ -197,6 +197,16 @@ class ModelArgMin(ABC):
             answers.update((index, replace(answer, layout=layout)) for index, answer in zip(rest, packed, strict=True))
         return [answers[index] for index in range(len(datas))]
 
+    def answer_model(self, form: str, datas: Sequence[np.ndarray], opset: int,
+                     attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
+        """One answer per node of exactly the packed model of these nodes, in this order
+        (``models.packed_model``): no signature model, no other pack. How a recorded pack is asked
+        again (a flake's second ask, the pack minimizer, the replay snippets): the model a
+        packed-only failure showed in, rebuilt from its record, whatever answered it first."""
+        datas = [np.asarray(data) for data in datas]
+        layout = tuple(range(len(datas)))
+        return [replace(answer, layout=layout) for answer in self._pack(form, datas, opset, attributes)]
+
     def _pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
               attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
         """Run every input through one packed model of ``form`` (``models.packed_model``): one
