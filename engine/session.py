@@ -32,7 +32,7 @@ from results.stream import Writer
 from results.tensors import to_tensor
 
 from .isolation import Node, Packed, Reply, Runner
-from .judge import Failure, Judgement, judge, prepare
+from .judge import Failure, Judgement, answer, judge, prepare
 from .loader import UsageError
 from .minimize import minimize
 from .options import Settings, implementation
@@ -131,7 +131,18 @@ class Session:
         (``Runner.call_many``)."""
         runner = runner or self.runner
         runner.timeout = self._timeout()
-        replies = runner.call_many(calls, pack=pack and self.settings.packing, units=units, faults=faults)
+        return self._counted(runner.call_many(calls, pack=pack and self.settings.packing, units=units, faults=faults))
+
+    def ask_pack(self, nodes: Sequence[Node], version: int) -> list[Reply]:
+        """Exactly the packed model of ``nodes``, in their order (a recorded pack, rebuilt): the
+        one way a packed failure is asked again (its flake check, its minimizer), as the replays
+        ask it (the adapter's ``answer_model``), never cut or served otherwise."""
+        self.runner.timeout = self._timeout()
+        calls = [(node.data, version, node.attributes, self.form) for node in nodes]
+        return self._counted(self.runner.call_many(calls, units=[list(range(len(calls)))], exact=True))
+
+    def _counted(self, replies: list[Reply]) -> list[Reply]:
+        """``replies``, once the calls and models they cost are counted."""
         asked = [reply for reply in replies if reply.status != UNASKED]
         self.calls += len(asked)
         for reply in asked:
@@ -424,25 +435,32 @@ class Session:
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))
         result.counterexample.minimized = not unminimized and not packed
         result.counterexample.also = [j.example() for j in self._also(key, judgement)]
+        again = None  # the answer when asked once more, the same way (a crash or hang is not asked again)
         if packed and judgement.reply.pack is not None:
-            result.counterexample.pack = self._pack(judgement, key)
-            result.counterexample.flaky = not result.counterexample.pack.reproduced
+            result.counterexample.pack, again = self._pack(judgement, key)
         elif failure.problem not in FAULTS:
-            result.counterexample.flaky = self._answers_right_again(judgement)
+            again = self._asked_again(judgement.case)
+        if again is not None:
+            # A flake is a claim with evidence: the same model, asked again the same way, answered
+            # right; its answer is recorded beside the wrong one. Failing again, in any way, is no flake.
+            result.counterexample.again = answer(again)
+            result.counterexample.flaky = not self._as_it_came(judgement.case, judgement.result.suite, again).failed
         self._record(result, [])
         state.recorded.add(judgement.case.key())
         state.aside.add(key)
         state.reported.append(f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}")
 
-    def _pack(self, judgement: Judgement, key: Key) -> Pack:
+    def _pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None]:
         """The packed model a packed-only failure shows in: the smallest one found that fails the
-        same way (engine.packs), each candidate asked as one pack; or the one it was found in,
-        marked not reproduced, where that one, asked again, answered right."""
+        same way (engine.packs), each candidate asked as exactly that model (``ask_pack``); or the
+        one it was found in, marked not reproduced, where that one, asked again, did not fail so.
+        With it, the answer the model it was found in gave when asked again."""
         case, suite = judgement.case, judgement.result.suite
+        asked: list[Reply] = []
 
         def ask(nodes: Sequence[Node], position: int) -> Packed | None:
-            calls = [(node.data, case.version, node.attributes, self.form) for node in nodes]
-            reply = self.call_many(calls, pack=True, units=[list(range(len(calls)))])[position]
+            reply = self.ask_pack(nodes, case.version)[position]
+            asked.append(reply)
             if reply.nodes < 2 or reply.pack is None:
                 return None
             failures = self._as_it_came(case, suite, reply).failures
@@ -451,14 +469,8 @@ class Session:
         found = judgement.reply.pack
         shown = smallest(found, ask)
         nodes = [PackNode(to_tensor(node.data), dict(node.attributes)) for node in (shown or found).nodes]
-        return Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None)
-
-    def _answers_right_again(self, judgement: Judgement) -> bool:
-        """Whether the counterexample, asked once more as it was asked (a twin right after the
-        case it is the twin of), answers right: the failure is then a flake. A crash or a hang is
-        not asked again (a restart or a whole timeout for one bit)."""
-        case = judgement.case
-        return not self._as_it_came(case, judgement.result.suite, self._asked_again(case)).failed
+        return Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None), \
+            asked[0] if asked else None
 
     def _asked_again(self, case: Case) -> Reply:
         """``case`` asked once more, alone, as one by one would ask it: a twin right after the

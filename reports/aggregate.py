@@ -324,6 +324,7 @@ def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
                   "actual": _tensor(e.actual)} for e in ce.also],
         "pack": _pack(ce.pack),
         "flaky": bool(ce.flaky),
+        "again": _tensor(ce.again),
     }
 
 

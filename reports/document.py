@@ -292,6 +292,7 @@ class Counterexample(_Counterexample, total=False):
     also: list[Also]
     pack: Pack | None
     flaky: bool
+    again: Value
 
 
 class _Failure(TypedDict):

@@ -154,14 +154,15 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
     the suite, and fails (AssertionError) while the implementation still gets the input wrong.
     ``impl``: the --impl value with file paths absolute; ``kind``: the case's kind (semantic or
     rejection); ``form``: the model form it failed in, if any. A counterexample with a packed
-    model is asked through that model (the adapter's ``answer_pack``)."""
+    model is asked through exactly that model (the adapter's ``answer_model``, which the suite's
+    own second ask takes too)."""
     if form is None:
         answer = "answer = fn(data, opset=VERSION, **attributes)"
         declared = ""
     else:
         answer = f"answer = fn.answer({form!r}, data, VERSION, attributes)"
         if ce.pack is not None:
-            answer = f"answer = fn.answer_pack({ce.pack.form!r}, datas, VERSION, node_attributes)[POSITION]"
+            answer = f"answer = fn.answer_model({ce.pack.form!r}, datas, VERSION, node_attributes)[POSITION]"
         declared = " or declared_shape(vspec, expected, answer.declared)"
     lines = [
         _headline(version, clause, ce, f"{impl}" + (f", {form} model" if form else "")),

@@ -7,6 +7,8 @@ implementation, one line per check.
   aggregation give for those raw results;
 - plan: the run planned every test its settings give, and each delivered its end mark and every
   record it counted (a test whose process died left none);
+- flakes: every recorded wrong answer fails the oracle, and every flake's recorded second answer
+  is right by it (a flake is a claim with evidence);
 - checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
 - documents: report.html and junit.xml are the JSON rendered, so the HTML shows its verdicts;
 - certificate: whether the run is a certificate (a complete certify run, clean committed checkout,
@@ -44,10 +46,13 @@ import jsonschema
 import spec
 from engine import runtimes, shards
 from engine.shards import Shard
-from results import RawRun, Unreadable, load, raw_path, read_bounded, read_json
+from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
 from results.records import lost_tests, missing_census
+from results.tensors import from_tensor
+from spec.oracle import expect
+from spec.oracle import verify as verify_answer
 
 from .aggregate import aggregate
 from .certificate import certificate_line
@@ -241,6 +246,35 @@ def _plan(raw: RawRun) -> Check:
                                f"counted")
 
 
+def _fails(result: CaseResult, answer: Tensor) -> bool:
+    """Whether ``answer`` to the counterexample's input fails it by the oracle (the check the
+    snippets make)."""
+    ce = result.counterexample
+    data, vspec = from_tensor(ce.input), spec.load(result.version)
+    return verify_answer(vspec, expect(vspec, data, ce.attributes), data, from_tensor(answer)) is not None
+
+
+def _flakes(raw: RawRun) -> Check:
+    """A flake is a claim with evidence: its recorded second answer is right by the oracle; every
+    other failure's recorded answers fail it (so its snippet, asked the same input, fails too)."""
+    judged = [r for r in raw.results if r.kind == "semantic" and r.counterexample is not None
+              and isinstance(r.counterexample.actual, Tensor)]
+    wrong = []
+    for result in judged:
+        ce = result.counterexample
+        again = ce.again if isinstance(ce.again, Tensor) else None
+        if ce.flaky and (again is None or _fails(result, again)):
+            wrong.append(f"{result.test_key} {result.clause}: called a flake, but its second answer is not right")
+        elif not ce.flaky and (not _fails(result, ce.actual) or (again is not None and not _fails(result, again))):
+            wrong.append(f"{result.test_key} {result.clause}: its recorded answer passes, so its snippet would")
+    if wrong:
+        return Check("flakes", False, f"{len(wrong)} failure(s) whose answers do not bear out what the report calls "
+                                      f"them: {'; '.join(wrong[:3])}")
+    flakes = sum(r.counterexample.flaky for r in judged)
+    return Check("flakes", True, f"each of the {len(judged)} wrong answers recorded fails the oracle, and each of the "
+                                 f"{flakes} flake(s) answered right when asked again")
+
+
 def _certificate(document: dict, required: bool) -> Check:
     """Whether the report is a certificate: said either way, a failure only where ``required``
     (a report that is no certificate can still be whole and true)."""
@@ -409,7 +443,7 @@ def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confir
         raw = load(raw_file)
     except Unreadable as exc:
         raise CannotVerify(str(exc)) from None
-    checks = [_results(document, raw), _derived(document, raw), _plan(raw)]
+    checks = [_results(document, raw), _derived(document, raw), _plan(raw), _flakes(raw)]
     yield from checks
     yield _checkout(document, here or this_checkout())
     checks.append(_documents(document, folder))

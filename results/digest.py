@@ -75,7 +75,8 @@ def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> s
 
 def counterexample_digest(result: CaseResult) -> str:
     """A failure's counterexample (input, attributes, expected, actual, problem, message, the
-    other failing inputs, the packed model it failed in and whether it is a flake), so that a changed one fails
+    other failing inputs, the packed model it failed in, whether it is a flake and its second
+    answer), so that a changed one fails
     ``verify``'s results check. Texts that vary from run to run without the answer changing
     (object addresses, a timeout's limit) are left out."""
     example = result.counterexample
@@ -86,10 +87,15 @@ def counterexample_digest(result: CaseResult) -> str:
         del plain["pack"]  # a counterexample without one digests as it did before packs were recorded
     if not plain["flaky"]:
         del plain["flaky"]  # nor does one that failed again when asked again, before flakes were recorded
+    if plain["again"] is None or _comparable(plain["again"]) == _comparable(plain["actual"]):
+        del plain["again"]  # nor one whose second answer was the first again (or was not asked)
     if example.problem == TIMEOUT:
         plain["actual"], plain["message"] = TIMEOUT, TIMEOUT
-    text = _ADDRESS.sub("0x?", json.dumps(plain, sort_keys=True, ensure_ascii=False))
-    return _short(text.encode("utf-8", errors="surrogatepass"))
+    return _short(_comparable(plain).encode("utf-8", errors="surrogatepass"))
+
+
+def _comparable(value: object) -> str:
+    return _ADDRESS.sub("0x?", json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
 def case_line(result: CaseResult) -> str:

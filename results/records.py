@@ -76,9 +76,12 @@ class Counterexample:
     minimized: bool = True  # False where minimizing was cut short (crash or hang budget)
     also: list[Example] = field(default_factory=list)
     pack: Pack | None = None
-    # Asked once more after it was found, the input answered right (or its pack, asked again,
-    # did): the failure is a flake, which a baseline comparison does not count as new.
+    # Asked once more after it was found, the same way (one-node, or exactly its recorded pack),
+    # the input answered right: the failure is a flake, which a baseline comparison does not
+    # count as new. ``again`` is that second answer (None where it was not asked again: a crash or
+    # a hang), the evidence for or against a flake.
     flaky: bool = False
+    again: Tensor | str | None = None
 
 
 @dataclass
@@ -286,8 +289,9 @@ def result_from_json(item: dict[str, Any]) -> CaseResult:
     item = dict(item)
     if item.get("counterexample"):
         ce = dict(item["counterexample"])
-        for key in ("input", "expected", "actual"):
-            ce[key] = _tensor(ce[key])
+        for key in ("input", "expected", "actual", "again"):
+            if key in ce:
+                ce[key] = _tensor(ce[key])
         ce["also"] = [Example(_tensor(e["input"]), e["attributes"], _tensor(e["actual"])) for e in ce.get("also", [])]
         if ce.get("pack"):
             nodes = [PackNode(_tensor(n["input"]), n["attributes"]) for n in ce["pack"]["nodes"]]

@@ -20,6 +20,7 @@ import pytest
 
 import spec
 from engine import worker
+from engine.adapters import models
 from engine.isolation import Layouts, Node, Packed, Runner
 from engine.loader import portable
 from engine.options import run_info
@@ -28,7 +29,7 @@ from engine.run import run_all
 from reports.aggregate import aggregate
 from reports.render import render_report
 from reports.replay import snippet, standalone
-from results import CaseResult, Counterexample, Pack, RawRun, Tensor, dumps, from_json
+from results import CaseResult, Counterexample, Pack, PackNode, RawRun, Tensor, dumps, from_json
 from results.digest import counterexample_digest
 from results.verdict import verdicts
 from tests.impls.model_packing import DUMMIES
@@ -210,7 +211,7 @@ def _replays_fail_on_the_bug_only(result: CaseResult, impl: str, folder: Path) -
         scripts = [(snippet(found, 13, ce, kind=result.kind, clause=result.clause, form=result.form), True),
                    (standalone(found, 13, ce, kind=result.kind, clause=result.clause, form=result.form), False)]
         for script, suite in scripts:
-            assert "packed_model" in script or "answer_pack" in script
+            assert "packed_model" in script or "answer_model" in script
             done = _run(script, folder, suite)
             assert (done.returncode != 0) == fails and ("AssertionError" in done.stderr) == fails, (name, done.stderr)
 
@@ -241,12 +242,73 @@ def test_a_failure_only_signature_models_show_replays_its_signature_model(tmp_pa
 
 
 def test_a_packed_failure_that_does_not_come_again_says_so(tmp_path: Path) -> None:
+    """A flake: the very model it failed in, asked again, answered right; both answers are shown."""
     document, failures = _document(model("wrong_in_first_pack"), tmp_path, isolation="process")
     for result, pack in failures:
         assert not pack.reproduced and len(pack.nodes) == result.packed, "the pack it was found in, as it was"
+        ce = result.counterexample
+        assert ce.flaky and isinstance(ce.again, Tensor) and ce.again != ce.actual
     page = render_report(document)
-    assert "the pack it was found in" in page and "the failure stands as observed, but was not reproduced" in page
-    assert "the smallest pack found" not in page
+    assert "the pack it was found in" in page and "Asked once more, the same way (exactly this model)" in page
+    assert "the smallest pack found" not in page and 'class="again"' in page
+
+
+def test_every_second_ask_of_a_pack_rebuilds_one_model(tmp_path: Path) -> None:
+    """The flake check, the pack minimizer (both through Session.ask_pack, the adapter's
+    answer_model) and the two replay snippets build exactly the same model from a recorded pack:
+    where they did not, a deterministic bug of large packs read as a flake while its snippet
+    failed every time."""
+    from engine.session import Session
+    from results.tensors import to_tensor
+    from tests.impls import model_packing
+
+    rank2 = spec.load(13).signatures(2)[5]
+    nodes = [Node(np.array([3.0, 1.0, 2.0], np.float32), {"axis": 0}),
+             Node(np.array([[4.0, 0.5], [2.0, 7.0]], np.float32), {"keepdims": 0}),
+             Node(np.zeros((1, 1), np.float32), rank2, True)]
+    recorder = "model:tests.impls.model_packing:recording"  # by module: in-process, the module imported here
+    session = Session(settings(recorder, "on", tmp_path))
+    session.begin("t[v13-float]", "static", "property")
+    replies = session.ask_pack(nodes, 13)
+    assert [r.status for r in replies] == ["ok"] * 3 and all(r.nodes == 3 for r in replies)
+    built = models.packed_model("static", [n.data for n in nodes], 13, [n.attributes for n in nodes])
+    assert model_packing.COMPILED[-1] == built.SerializeToString(), "the suite's second ask compiles the recorded pack"
+    recorded = Pack("static", 1, [PackNode(to_tensor(n.data), dict(n.attributes)) for n in nodes])
+    ce = Counterexample(recorded.nodes[1].input, dict(nodes[1].attributes), None, None, "fail", "", pack=recorded)
+    impl = portable(recorder)
+    asked = "fn.answer_model('static', datas, VERSION, node_attributes)[POSITION]"
+    assert asked in snippet(impl, 13, ce, form="static")
+    namespace: dict = {}
+    exec(compile(standalone(impl, 13, ce, form="static").split("\nresult = ")[0], "standalone", "exec"), namespace)
+    assert namespace["model"].SerializeToString() == built.SerializeToString(), "the standalone snippet builds it too"
+    session.close()
+
+
+def test_a_deterministic_bug_of_large_packs_is_never_a_flake(tmp_path: Path) -> None:
+    """A runtime that binds every output after the eighth one slot off fails the same way every
+    time: 58 of its 338 packed-only failures were called flakes (in the symbolic form, whose
+    packs the second ask served otherwise). Now none is, and each recorded answer fails."""
+    _, failures = _document(model("outputs_shifted_after_eight"), tmp_path, forms="symbolic,static")
+    for result, pack in failures:
+        ce = result.counterexample
+        assert not ce.flaky and pack.reproduced and len(pack.nodes) > 8, (result.clause, result.form)
+        assert ce.again == ce.actual, "asked again the same way, the same wrong answer"
+
+
+@pytest.mark.e2e
+def test_every_snippet_of_a_deterministic_packed_bug_fails_as_a_file(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, "-m", "suites", "--impl", model("outputs_shifted_after_eight"),
+                          "--versions", "13", "--dtypes", "float", "--profile", "quick", "--seed", "1",
+                          "--report-dir", str(tmp_path / "run")], cwd=CHECKOUT, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 1, run.stdout[-2000:]
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    cards = [f for f in report["failures"] if f["counterexample"] and f["counterexample"]["pack"]]
+    assert cards and not [f for f in cards if f["counterexample"]["flaky"]]
+    for card in cards:
+        for script, suite in ((card["replay"], True), (card["standalone"], False)):
+            done = _run(script, tmp_path, suite)
+            assert done.returncode != 0 and "AssertionError" in done.stderr, (card["clause"], card["form"], done.stderr)
 
 
 @pytest.mark.parametrize("impl", [model("correct"), "onnxruntime"])

@@ -114,14 +114,14 @@ def test_an_untouched_certify_report_passes_every_check(tmp_path: Path, capsys, 
     document = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert document["certificate"]["status"] == "certificate" and document["certificate"]["reasons"] == []
     checks = _checks(folder)
-    assert list(checks) == ["schema", "results", "derived", "plan", "checkout", "documents", "certificate"]
+    assert list(checks) == ["schema", "results", "derived", "plan", "flakes", "checkout", "documents", "certificate"]
     assert all(check.ok for check in checks.values()), [str(c) for c in checks.values()]
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert 'data-status="certificate"' in html and document["certificate"]["results_digest"] in html
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(folder)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 7 and all(line.startswith("PASS ") for line in lines)
+    assert len(lines) == 8 and all(line.startswith("PASS ") for line in lines)
 
 
 def test_an_unsandboxed_certify_run_is_no_certificate_and_says_why(tmp_path: Path) -> None:
@@ -166,6 +166,23 @@ def test_a_removed_failure_is_caught(tmp_path: Path) -> None:
     assert not _checks(folder)["derived"].ok
 
 
+def test_a_flake_must_bear_its_evidence(tmp_path: Path) -> None:
+    """A failure called a flake whose second answer is wrong, or a failure whose recorded answer
+    passes, does not stand: the report would send a vendor to a snippet that says otherwise."""
+    folder = _report(tmp_path / "broken", "quick", seed="5", impl="zoo.broken_values:ties_last_always")
+    assert _checks(folder)["flakes"].ok
+    raw = load(folder)
+    failure = next(r for r in raw.results if r.counterexample is not None and r.kind == "semantic")
+    assert failure.counterexample.again == failure.counterexample.actual and not failure.counterexample.flaky
+    failure.counterexample.flaky = True
+    save(raw, folder)
+    flakes = _checks(folder)["flakes"]
+    assert not flakes.ok and "called a flake, but its second answer is not right" in flakes.message
+    failure.counterexample.flaky, failure.counterexample.actual = False, failure.counterexample.expected
+    save(raw, folder)
+    assert "its recorded answer passes" in _checks(folder)["flakes"].message
+
+
 def test_an_edited_raw_result_is_caught(copy: Path) -> None:
     path = copy / "raw.json.gz"
     raw = json.loads(gzip.decompress(path.read_bytes()))
@@ -206,7 +223,7 @@ def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsy
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(quick / "report.json")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 7 and lines[-1].startswith("NOTE certificate: Quick smoke run, not a certificate")
+    assert len(lines) == 8 and lines[-1].startswith("NOTE certificate: Quick smoke run, not a certificate")
     assert main(["verify", str(quick / "report.json"), "--certificate"]) == 1
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAIL certificate:")
     assert main(["verify", str(tmp_path / "nothing-here")]) == 2

@@ -16,9 +16,14 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
   DUMMIES other nodes of its model are fed a single zero, as a signature model feeds the nodes
   no case took (engine.adapters.signatures): a bug only signature models show;
 - ``wrong_in_first_pack``: the first packed model the process runs answers the index after the
-  right one at every node, and no model after it: a bug seen once, never reproduced.
+  right one at every node, and no model after it: a bug seen once, never reproduced;
+- ``outputs_shifted_after_eight``: a model of more than SHIFTED nodes binds every output after
+  the SHIFTED-th one slot off (the output of node k is node k+1's, the last one the SHIFTED-th's):
+  a deterministic bug only packs of more than eight nodes show, the same every time they are asked.
 
-``correct`` has no bug at all. Compiles are counted by the adapter (ModelArgMin.compiles)."""
+``correct`` has no bug at all, and ``recording`` is correct and keeps every model it compiles in
+COMPILED (serialized; in-process runs only). Compiles are counted by the adapter
+(ModelArgMin.compiles)."""
 
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ Run = Callable[..., object]
 Bug = Callable[[int, int, list[np.ndarray], list[np.ndarray], bool, list[dict]], None]
 SIZE = 3
 DUMMIES = 16
+SHIFTED = 8
 
 
 def _runtime(bug: Bug) -> Callable[[onnx.ModelProto], Run]:
@@ -103,6 +109,12 @@ def _among_dummies(position: int, nodes: int, datas: list[np.ndarray], outputs: 
         _next_index(outputs, position)
 
 
+def _shifted(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+             attributes: list[dict]) -> None:
+    if nodes > SHIFTED and position == nodes - 1:  # once every node has its answer: rebind them all
+        outputs[SHIFTED:] = [*outputs[SHIFTED + 1:], outputs[SHIFTED]]
+
+
 correct = _runtime(lambda *_: None)
 crash_on_three = _runtime(_crash)
 hang_on_three = _runtime(_hang)
@@ -110,6 +122,15 @@ wrong_fourth_node = _runtime(_fourth)
 wrong_alone = _runtime(_alone)
 wrong_beside_keepdims_0 = _runtime(_beside_keepdims_0)
 wrong_among_dummies = _runtime(_among_dummies)
+outputs_shifted_after_eight = _runtime(_shifted)
+
+
+COMPILED: list[bytes] = []  # the models ``recording`` compiled, serialized, in order
+
+
+def recording(model: onnx.ModelProto) -> Run:
+    COMPILED.append(model.SerializeToString())
+    return correct(model)
 
 
 _FIRST_PACK_RAN: list[bool] = []  # whether this process has run a packed model (wrong_in_first_pack)
