@@ -1,11 +1,17 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
-``e2e`` (the long end-to-end runs: every zoo entry through the whole suite, adequacy), ``lint``
-(ruff), ``docs`` (the documentation site, built strictly), ``minimums`` (tests at the lowest
-dependency versions pyproject allows), and ``compare``, ``matrix``, ``ecosystem``, ``history``,
-``merge``, ``verify``, ``adequacy``, ``bench``."""
+``e2e`` (the long end-to-end runs), ``lint`` (ruff), ``docs`` (the documentation site, built
+strictly), ``minimums`` (tests at the lowest dependency versions pyproject allows), the report
+tools ``verify``, ``merge``, ``baseline``, ``render``, ``compare`` and ``matrix``, and
+``ecosystem``, ``history``, ``adequacy``, ``bench``.
+
+Paths a session is given are the user's: relative ones are read from the folder nox was started
+in (``session.invoked_from``), not the checkout nox changes into. The suite and the report tools
+run there, with the checkout first on their import path."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -13,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import nox
@@ -28,11 +35,18 @@ from engine.sandbox import undumpable
 
 sys.path.pop(0)
 
+ROOT = Path(__file__).resolve().parent
 nox.options.default_venv_backend = "virtualenv"
 nox.options.sessions = ["tests", "lint"]
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 RUNTIME = PYPROJECT["project"]["dependencies"]
+# How the suite and the report tools start in the user's folder: the checkout first on the path,
+# so a folder of theirs named like one of the suite's packages shadows nothing.
+_FROM_CHECKOUT = f"import sys; sys.path[0:0] = [{str(ROOT)!r}]; from {{}}.__main__ import main; sys.exit(main())"
+# nox's --no-install (and -R, which implies it): reuse a run's virtualenv without pip. nox keeps
+# the flag on no public attribute, so it is read from nox's own command line.
+_NO_INSTALL = any(arg in ("--no-install", "-R") for arg in sys.argv)
 
 
 def _debian(session: nox.Session, commands: list[str], why: str) -> None:
@@ -70,7 +84,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def e2e(session: nox.Session) -> None:
-    """The long end-to-end runs: every zoo entry through the whole suite, and adequacy."""
+    """The long end-to-end runs: every zoo entry through the whole suite, adequacy, every command the docs show."""
     _debian(session, ["chromium"], "the report tests")
     _debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
     _pytest(session, "e2e")
@@ -89,51 +103,7 @@ def docs(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", *session.posargs)
 
 
-def _pop_installs(args: list[str]) -> tuple[list[str], list[str]]:
-    """Split ``--install X`` pairs (things to pip-install into the session) from the other arguments."""
-    installs, rest = [], []
-    pending = iter(args)
-    for arg in pending:
-        if arg == "--install":
-            installs.append(next(pending, ""))
-        elif arg.startswith("--install="):
-            installs.append(arg.split("=", 1)[1])
-        else:
-            rest.append(arg)
-    return [i for i in installs if i], rest
-
-
-# After Ctrl-C (which the suite receives too) nox waits STOP_S for it to stop, then sends SIGTERM
-# (which the suite takes as an interrupt where it has not seen one) and waits REPORT_S for its report
-# marked incomplete; by default nox would kill the suite half a second after Ctrl-C.
-STOP_S, REPORT_S = 5.0, 120.0
-
-
-def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
-    """SIGTERM to nox (a CI cancelling the job) stops the suite as Ctrl-C does; once, so that nox
-    then waits for the report."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
-def _pop_option(args: list[str], name: str, default: str) -> tuple[str, list[str]]:
-    """The value of ``--name VALUE`` (or ``--name=VALUE``) among ``args``, and the other arguments."""
-    value, rest = default, []
-    pending = iter(args)
-    for arg in pending:
-        if arg == name:
-            value = next(pending, default)
-        elif arg.startswith(f"{name}="):
-            value = arg.split("=", 1)[1]
-        else:
-            rest.append(arg)
-    return value, rest
-
-
-def _local(requirement: str) -> bool:
-    """A requirement that names a folder or file here (pip installs the code as it is now)."""
-    return os.path.exists(requirement)
-
+# --- the suite's own virtualenvs and processes ------------------------------------------------
 
 def _stop(message: str) -> None:
     """End the session as the suite ends a run it cannot carry out: one line, exit status 2 (nox's
@@ -164,67 +134,64 @@ def _venv(session: nox.Session, installs: list[str], label: str = "") -> Path | 
     switching between implementations does not reinstall them. pip runs again only when the
     virtualenv is new or an install is a local path (its code may have changed since). With nox's
     --no-install (or -R) nothing is created or installed: the virtualenv if it exists, else the
-    ``python`` of the environment nox runs in. Raises UsageError (one line) where pip fails."""
-    wanted = sorted({str(Path(i).resolve()) if _local(i) else i for i in installs})
+    ``python`` of the environment nox runs in. Stops with one line (exit status 2) where pip fails."""
+    wanted = sorted({str(Path(i).resolve()) if os.path.exists(i) else i for i in installs})
     digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:10]
-    where = Path(".nox") / "-".join(part for part in ("conformance", label, digest) if part)
+    where = ROOT / ".nox" / "-".join(part for part in ("conformance", label, digest) if part)
     python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     marker = where / "argmin-installs.json"
-    # nox keeps its command line's --no-install on the runner's global config (no public accessor).
-    if session._runner.global_config.no_install:
+    if _NO_INSTALL:
         return python if python.exists() else "python"
     if not python.exists():
         session.log(f"creating {where} for: {' '.join(wanted)}")
         session.run(sys.executable, "-m", "virtualenv", "-q", str(where), external=True)
-    if not marker.exists() or json.loads(marker.read_text()) != wanted or any(map(_local, wanted)):
+    if not marker.exists() or json.loads(marker.read_text()) != wanted or any(map(os.path.exists, wanted)):
         session.log(f"pip install {' '.join(wanted)}")
         done = subprocess.run([str(python), "-m", "pip", "install", "-q", *wanted], capture_output=True, text=True)
         if done.returncode:
             log = where / "pip.log"
             log.write_text(done.stdout + done.stderr)
-            raise UsageError(f"{pip_failure(done.stdout + done.stderr)} (pip's output: {log})")
+            _stop(f"{pip_failure(done.stdout + done.stderr)} (pip's output: {log})")
         marker.write_text(json.dumps(wanted))
     else:
         session.log(f"reusing {where} (installed: {' '.join(wanted)})")
     return python
 
 
-@nox.session(venv_backend="none")
-def conformance(session: nox.Session) -> None:
-    """Run the suites against one implementation: ``nox -s conformance -- --impl SPEC [options]``.
-
-    ``--install REQUIREMENT_OR_PATH`` (repeatable) pip-installs the implementation under test into
-    the session first; a built-in's runtime (openvino, tract) is installed when it is asked for.
-    Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
-    1 non-conformant, 2 the run could not be carried out."""
-    installs, args = _pop_installs(list(session.posargs))
-    impl = _checked(_pop_option(args, "--impl", DEFAULT_IMPL)[0])
-    _debian(session, list(runtime_commands(impl)), impl)
-    python = _python(session, [*RUNTIME, *installs, *runtime_distributions(impl)], _label(impl))
-    command = [str(python), "-m", "suites", *args]
-    session.log(" ".join(command))
-    sys.exit(_interruptible(command))
+# After Ctrl-C (which the suite receives too) nox waits STOP_S for it to stop, then sends SIGTERM
+# (which the suite takes as an interrupt where it has not seen one) and waits REPORT_S for its report
+# marked incomplete; by default nox would kill the suite half a second after Ctrl-C.
+STOP_S, REPORT_S = 5.0, 120.0
 
 
-def _interruptible(command: list[str]) -> int:
-    """The suite's exit status, with SIGTERM to nox taken as Ctrl-C (see _sigterm_as_ctrl_c)."""
+def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
+    """SIGTERM to nox (a CI cancelling the job) stops the suite as Ctrl-C does; once, so that nox
+    then waits for the report."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _run(session: nox.Session, python: Path | str, package: str, args: list[str]) -> int:
+    """``package``'s command line (suites or reports) in ``python``, in the folder nox was started
+    in: its exit status, with SIGTERM to nox taken as Ctrl-C. The suite's 0/1/2 is the contract (nox
+    would make every failure 1), and its verdict lines are the last thing printed."""
+    command = [str(python), "-c", _FROM_CHECKOUT.format(package), *args]
+    session.log(f"{package} {' '.join(args)}")
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
-        # The suite's 0/1/2 is the contract (nox would make every failure 1), and its verdict lines
-        # are the last thing printed: no "Command ... failed" line after them.
-        return _suite(command)
+        return _interruptible(command, session.invoked_from)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _suite(command: list[str]) -> int:
-    """Run the suite; on Ctrl-C (which the suite receives too) or SIGTERM, stop it as nox's own
+def _interruptible(command: list[str], cwd: str) -> int:
+    """Run the command; on Ctrl-C (which it receives too) or SIGTERM, stop it as nox's own
     ``interrupt_timeout`` would: wait STOP_S, then SIGTERM and wait REPORT_S for its report, then
     SIGKILL. nox itself, like the suite, is made non-dumpable first: an implementation that runs
     unsandboxed cannot trace it, nor write its output through /proc (a sandboxed one sees no
     process outside its sandbox)."""
     undumpable()
-    process = subprocess.Popen(command)
+    process = subprocess.Popen(command, cwd=cwd)
     try:
         return process.wait()
     except KeyboardInterrupt:
@@ -237,22 +204,43 @@ def _suite(command: list[str]) -> int:
         return 2  # the suite's status for an interrupted run
 
 
-@nox.session
-def compare(session: nox.Session) -> None:
-    """What changed between two runs: ``nox -s compare -- OLD.json NEW.json [--html OUT]``; fails on a regression."""
-    if len(session.posargs) < 2:
-        session.error("usage: nox -s compare -- OLD.json NEW.json [--html OUT.html]")
-    session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("python", "-m", "reports", "compare", *session.posargs)
+def _options(session: nox.Session, *declared: tuple[str, dict]) -> tuple[argparse.Namespace, list[str]]:
+    """The session's own options among its arguments (each ``(name, argparse keywords)``), and
+    the others, for the command it runs."""
+    parser = argparse.ArgumentParser(prog=f"nox -s {session.name} --", add_help=False, allow_abbrev=False)
+    for name, keywords in declared:
+        parser.add_argument(name, **keywords)
+    return parser.parse_known_args(session.posargs)
 
 
-@nox.session
-def matrix(session: nox.Session) -> None:
-    """Several runs on one page: ``nox -s matrix -- A/report.json B/report.json ... [--out PAGE.html]``."""
-    if not session.posargs:
-        session.error("usage: nox -s matrix -- RUN_DIR_OR_REPORT.json [...] [--out PAGE.html]")
-    session.install(*RUNTIME)
-    session.run("python", "-m", "reports", "matrix", *session.posargs)
+@nox.session(venv_backend="none")
+def conformance(session: nox.Session) -> None:
+    """Run the suites against one implementation: ``nox -s conformance -- --impl SPEC [options]``.
+
+    ``--install REQUIREMENT_OR_PATH`` (repeatable) pip-installs the implementation under test into
+    the session first; a built-in's runtime (openvino, tract) is installed when it is asked for.
+    Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
+    1 non-conformant, 2 the run could not be carried out."""
+    own, args = _options(session, ("--install", {"action": "append", "default": []}),
+                         ("--impl", {"default": DEFAULT_IMPL}))
+    installs = [str(Path(session.invoked_from, i)) if os.path.exists(Path(session.invoked_from, i)) else i
+                for i in own.install if i]
+    with _in(session.invoked_from):  # a plug-in file is the user's
+        impl = _checked(own.impl)
+    _debian(session, list(runtime_commands(impl)), impl)
+    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)], _label(impl))
+    sys.exit(_run(session, python, "suites", ["--impl", impl, *args]))
+
+
+@contextlib.contextmanager
+def _in(where: str) -> Iterator[None]:
+    """Inside folder ``where`` for a while (nox changed into the checkout)."""
+    before = os.getcwd()
+    os.chdir(where)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str, seed: str,
@@ -264,16 +252,25 @@ def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str
     for impl, folder in runs.items():
         try:
             python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
-        except UsageError as exc:
-            session.log(f"{impl}: {exc}")
+        except SystemExit:  # pip failed: said above, and the next implementation runs
             failed.append(impl)
             continue
-        command = [str(python), "-m", "suites", "--impl", impl, "--profile", profile, "--seed", seed,
-                   "--report-dir", str(folder), *args]
-        session.log(" ".join(command))
-        code = _interruptible(command)
+        code = _run(session, python, "suites", ["--impl", impl, "--profile", profile, "--seed", seed,
+                                                "--report-dir", str(folder), *args])
         (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else impl)
     return carried, failed
+
+
+def _several(session: nox.Session, runs: dict[str, Path], profile: str, seed: str, args: list[str],
+             page: tuple[str, Path]) -> None:
+    """The runs one after another, then the page (``matrix`` or ``history``) of those carried out;
+    exit status 2 where one could not be (its column is missing from the page)."""
+    carried, failed = _one_after_another(session, runs, profile, seed, args)
+    if carried and _run(session, _venv(session, RUNTIME), "reports", [page[0], *carried, "--out", str(page[1])]):
+        failed.append(f"the {page[0]} page")
+    if failed:
+        session.log(f"could not be carried out: {', '.join(failed)} (see the output above)")
+        sys.exit(2)
 
 
 @nox.session(venv_backend="none")
@@ -282,25 +279,18 @@ def ecosystem(session: nox.Session) -> None:
     ``nox -s ecosystem -- [--profile quick] [--seed 1] [--only tvm,iree] [--out runs/ecosystem]
     [suite options, e.g. --versions 13]``. Writes OUT/<runtime>/ and OUT/matrix.html. Exit status
     2 when a run could not be carried out (its column is missing from the page), else 0."""
-    args = list(session.posargs)
-    profile, args = _pop_option(args, "--profile", "quick")
-    seed, args = _pop_option(args, "--seed", "1")
-    out, args = _pop_option(args, "--out", "runs/ecosystem")
-    only, args = _pop_option(args, "--only", ",".join(runtime.word for runtime in BUILT_IN))
-    words = [word for word in only.split(",") if word]
-    unknown = sorted(set(words) - {runtime.word for runtime in BUILT_IN})
+    words = [runtime.word for runtime in BUILT_IN]
+    own, args = _options(session, ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}),
+                         ("--only", {"default": ",".join(words)}), ("--out", {"default": "runs/ecosystem"}))
+    chosen = [word for word in own.only.split(",") if word]
+    unknown = sorted(set(chosen) - set(words))
     if unknown:
-        session.error(f"--only {unknown[0]!r} is not a built-in; choose from "
-                      f"{', '.join(runtime.word for runtime in BUILT_IN)}")
-    for word in words:
+        _stop(f"--only {unknown[0]!r} is not a built-in; choose from {', '.join(words)}")
+    for word in chosen:
         _debian(session, list(runtime_commands(word)), word)
-    carried, failed = _one_after_another(session, {word: Path(out) / word for word in words}, profile, seed, args)
-    if carried:
-        session.run(str(_venv(session, RUNTIME)), "-m", "reports", "matrix", *carried, "--out",
-                    str(Path(out) / "matrix.html"), external=True)
-    if failed:
-        session.log(f"could not be carried out: {', '.join(failed)} (see its output above)")
-        sys.exit(2)
+    out = Path(session.invoked_from, own.out)
+    _several(session, {word: out / word for word in chosen}, own.profile, own.seed, args,
+             ("matrix", out / "matrix.html"))
 
 
 @nox.session(venv_backend="none")
@@ -310,77 +300,76 @@ def history(session: nox.Session) -> None:
     2023.1.0,2024.4.0,2026.4.1 [--profile quick] [--seed 1] [--out runs/history/WORD] [suite options,
     e.g. --versions 12,13]``. Writes OUT/<release>/ and OUT/history.html with its data in
     OUT/history.json. Exit status 2 when a release could not be carried out (its column is
-    missing from the page), else 0."""
-    args = list(session.posargs)
-    impl, args = _pop_option(args, "--impl", "")
-    releases, args = _pop_option(args, "--releases", "")
-    profile, args = _pop_option(args, "--profile", "quick")
-    seed, args = _pop_option(args, "--seed", "1")
-    found = find(impl)
-    if found is None or split_release(impl)[1] is not None or found[0].oldest is None:
-        _stop(f"--impl {impl!r} is not a built-in without a release; name one of "
+    missing from the page), else 0. Without --impl, the page from report folders already made:
+    ``nox -s history -- DIR DIR ... --out PAGE.html``."""
+    if session.posargs and not any(a.split("=")[0] == "--impl" for a in session.posargs):
+        sys.exit(_run(session, _venv(session, RUNTIME), "reports", ["history", *session.posargs]))
+    own, args = _options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}),
+                         ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}), ("--out", {}))
+    found = find(own.impl)
+    if found is None or split_release(own.impl)[1] is not None or found[0].oldest is None:
+        _stop(f"--impl {own.impl!r} is not a built-in without a release; name one of "
               f"{', '.join(r.word for r in BUILT_IN)} and list its releases with --releases")
-    wanted = sorted({release for release in releases.split(",") if release}, key=release_key)
+    wanted = sorted({release for release in own.releases.split(",") if release}, key=release_key)
     if not wanted:
         _stop(f"--releases names no release; write e.g. --releases {found[0].oldest},RELEASE")
-    out, args = _pop_option(args, "--out", f"runs/history/{found[0].word}")
     for release in wanted:  # every release checked before the first is installed
-        _checked(f"{impl}@{release}")
-    _debian(session, list(runtime_commands(impl)), impl)
-    runs = {f"{impl}@{release}": Path(out) / release for release in wanted}
-    carried, failed = _one_after_another(session, runs, profile, seed, args)
-    if carried:
-        session.run(str(_venv(session, RUNTIME)), "-m", "reports", "history", *carried, "--out",
-                    str(Path(out) / "history.html"), external=True)
-    if failed:
-        session.log(f"could not be carried out: {', '.join(failed)} (see the output above)")
-        sys.exit(2)
+        _checked(f"{own.impl}@{release}")
+    _debian(session, list(runtime_commands(own.impl)), own.impl)
+    out = Path(session.invoked_from, own.out or f"runs/history/{found[0].word}")
+    _several(session, {f"{own.impl}@{release}": out / release for release in wanted}, own.profile, own.seed, args,
+             ("history", out / "history.html"))
 
 
-@nox.session
-def merge(session: nox.Session) -> None:
-    """One report from a run's ``--shard K/N`` folders: ``nox -s merge -- SHARD_DIR... --out DIR
-    [--baseline FILE]``. Exit status as the run's: 0 conformant, 1 not (or, with a baseline, a new
-    failure), 2 shards that cannot be merged or a shard missing."""
-    if not session.posargs:
-        session.error("usage: nox -s merge -- SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline FILE]")
-    session.install(*RUNTIME)
-    try:
-        session.run("python", "-m", "reports", "merge", *session.posargs)
-    except nox.command.CommandFailed as failed:
-        sys.exit(failed.return_code or 2)  # nox would make every failure 1; 0/1/2 is the contract
+# --- the report tools: each runs `python -m reports COMMAND` in the suite's own virtualenv -------
+
+# Each tool: (its arguments, what it does; its exit status is the session's).
+_REPORT_TOOLS = {
+    "merge": ("SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline FILE]",
+              "One report from a run's --shard K/N folders: exit status as the run's: 0 conformant, 1 not "
+              "(or, with a baseline, a new failure), 2 shards that cannot be merged or a shard missing."),
+    "baseline": ("REPORT_DIR_OR_JSON --out FILE", "A --baseline expectations file from a report: its failures."),
+    "render": ("RAW_OR_REPORT --out DIR [--lang zh-TW]",
+               "A report's HTML, JSON and JUnit again, from its raw results or report.json (another language, say)."),
+    "compare": ("OLD NEW [--html OUT.html]", "What changed between two runs; exit status 1 on a regression."),
+    "matrix": ("RUN_DIR_OR_REPORT.json [...] [--out PAGE.html]", "Several runs on one page."),
+    "rebuild": ("REPORT_DIR", "Reports marked incomplete for a run that died before its end, from what it streamed."),
+}
+
+
+def _report_tool(command: str, usage: str, doc: str) -> None:
+    """Register ``nox -s COMMAND``: ``python -m reports COMMAND`` with the session's arguments, in
+    the suite's own virtualenv (made once, then reused), in the folder nox was started in."""
+    def tool(session: nox.Session) -> None:
+        if not session.posargs:
+            _stop(f"usage: nox -s {command} -- {usage}")
+        sys.exit(_run(session, _venv(session, RUNTIME), "reports", [command, *session.posargs]))
+    tool.__doc__ = f"{doc} ``nox -s {command} -- {usage}``"
+    nox.session(name=command, venv_backend="none")(tool)
+
+
+for _command, (_usage, _doc) in _REPORT_TOOLS.items():
+    _report_tool(_command, _usage, _doc)
 
 
 @nox.session(venv_backend="none")
 def verify(session: nox.Session) -> None:
     """Check a report without the implementation: ``nox -s verify -- REPORT_DIR_OR_JSON
-    [--certificate] [--rerun [--yes] [--shard K/N]]``, in the suite's own virtualenv (made once,
-    then reused). With --rerun, the implementation the report names is first checked as --impl is;
-    then the checks run, and the rerun is shown and confirmed; only then is what it needs installed,
-    into a virtualenv of its own, and the run made again, sandboxed. Exit status: 0 every check
-    holds, 1 one fails, 2 the report cannot be checked."""
+    [--certificate] [--rerun [--yes] [--shard K/N]]``. With --rerun, the implementation the report
+    names is first checked as --impl is; then the checks run, and the rerun is shown and confirmed;
+    only then is what it needs installed, into a virtualenv of its own, and the run made again,
+    sandboxed. Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
     args = list(session.posargs)
     if not args or args[0].startswith("-"):
         _stop("name a report: nox -s verify -- REPORT_DIR_OR_JSON [--certificate] [--rerun [--yes] [--shard K/N]]")
-    args[0] = str(Path(session.invoked_from, args[0]))
-    rerun = "--rerun" in args
-    impl = _checked(_recorded_impl(Path(args[0]))) if rerun else None  # a word --impl refuses: nothing installed
-    command = [str(_python(session, RUNTIME)), "-m", "reports", "verify", *args]
-    if impl is None:
-        sys.exit(_interruptible(command))
-    code = _interruptible([*command, "--confirm-only"])  # the checks, then the rerun shown and confirmed
-    if code != 0:
+    if "--rerun" not in args:
+        sys.exit(_run(session, _venv(session, RUNTIME), "reports", ["verify", *args]))
+    impl = _checked(_recorded_impl(Path(session.invoked_from, args[0])))  # a word --impl refuses: nothing installed
+    code = _run(session, _venv(session, RUNTIME), "reports", ["verify", *args, "--confirm-only"])
+    if code != 0:  # the checks failed, or the rerun was not confirmed: nothing installed
         sys.exit(code)
-    python = _python(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
-    sys.exit(_interruptible([str(python), "-m", "reports", "verify", *(a for a in args if a != "--yes"), "--yes"]))
-
-
-def _python(session: nox.Session, installs: list[str], label: str = "") -> Path | str:
-    """``_venv``, or the one line of exit status 2 where pip fails."""
-    try:
-        return _venv(session, installs, label)
-    except UsageError as exc:
-        _stop(str(exc))
+    python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
+    sys.exit(_run(session, python, "reports", ["verify", *(a for a in args if a != "--yes"), "--yes"]))
 
 
 _REPORT_CAP = 256 << 20  # bytes of a report.json read for its implementation word
@@ -399,6 +388,8 @@ def _recorded_impl(report: Path) -> str:
         _stop(f"{path}: names no implementation to run again; pass the report.json a run wrote")
     return impl
 
+
+# --- the project's own measurements --------------------------------------------------------------
 
 # The tests `minimums` runs: those whose code leans on numpy, onnx, ml_dtypes, Hypothesis and the
 # report libraries directly (the spec, generators, oracle, census and reports, with whole runs of

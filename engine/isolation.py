@@ -625,7 +625,8 @@ class Runner:
             os.makedirs(folder, exist_ok=True)
         plugin = plugin_file(self.impl)
         shown = (*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, _ROOT, os.getcwd(),
-                 *([] if plugin is None else [str(plugin.parent)]), *map(str, readable))
+                 # The plug-in's folder, and the file itself where the folder cannot be shown (/tmp).
+                 *([] if plugin is None else [str(plugin.parent), str(plugin)]), *map(str, readable))
         found = runtimes.find(self.impl)
         declared = found[0].environment if found else ()
         path = list(dict.fromkeys([_ROOT, *sys.path]))

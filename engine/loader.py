@@ -16,7 +16,7 @@ import inspect
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -112,6 +112,8 @@ def _backend_module(impl: str) -> ModuleType:
     if not callable(getattr(module, "prepare", None)):
         raise UsageError(f"--impl {impl!r}: module {name!r} has no prepare(model, device) function, "
                          f"so it is not an ONNX Backend API module; name one that is")
+    _callable_as(impl, f"{name}.prepare", module.prepare, "prepare(model, device)", (None, "CPU"),
+                 "def prepare(model, device='CPU', **kwargs)")
     return module
 
 
@@ -217,22 +219,27 @@ def _load(impl: str, target: str, name: str) -> Callable[..., Any]:
 _CONTRACT = {"opset": 13, "axis": 0, "keepdims": 1, "select_last_index": 0}
 
 
-def _takes_the_contract(impl: str, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, once its signature takes ``fn(data, *, opset, axis, keepdims, select_last_index)``:
-    a function that cannot would have every case recorded as an error instead of stopping the run
-    here. A callable without a signature (a builtin, a C extension's function) is let through."""
+def _callable_as(impl: str, name: str, fn: Callable[..., Any], call: str, arguments: tuple,
+                 definition: str, keywords: Mapping[str, Any] | None = None) -> Callable[..., Any]:
+    """``fn``, once its signature takes ``arguments`` (and ``keywords``), as the suite will call
+    it (``call``): a function that cannot would have every case recorded as an error instead of
+    stopping the run here. A callable without a signature (a builtin, a C extension's) is let through."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return fn
     try:
-        signature.bind(None, **_CONTRACT)
+        signature.bind(*arguments, **(keywords or {}))
     except TypeError as exc:
-        raise UsageError(_one_line(
-            f"--impl {impl!r}: {name}{signature} cannot be called as fn(data, *, opset, axis, keepdims, "
-            f"select_last_index) ({exc}); define it as def {name.rpartition('.')[2]}(data, *, opset, **attributes)"))\
-            from None
+        raise UsageError(_one_line(f"--impl {impl!r}: {name}{signature} cannot be called as {call} ({exc}); define "
+                                   f"it as {definition}")) from None
     return fn
+
+
+def _takes_the_contract(impl: str, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` of a plain plug-in, once it takes ``fn(data, *, opset, axis, keepdims, select_last_index)``."""
+    return _callable_as(impl, name, fn, "fn(data, *, opset, axis, keepdims, select_last_index)", (None,),
+                        f"def {name.rpartition('.')[2]}(data, *, opset, **attributes)", _CONTRACT)
 
 
 def resolve(impl: str) -> Callable[..., Any]:
@@ -257,7 +264,10 @@ def resolve(impl: str) -> Callable[..., Any]:
         # The adapters import onnx (and ml_dtypes, half a second): only a model plug-in pays for them.
         from engine import adapters
 
-        return adapters.ModelPluginArgMin(_load(impl, *_model_parts(impl)))
+        target, name = _model_parts(impl)
+        compile_model = _callable_as(impl, name, _load(impl, target, name), f"{name}(model)", (None,),
+                                     f"def {name.rpartition('.')[2]}(model) returning a callable of the model's inputs")
+        return adapters.ModelPluginArgMin(compile_model)
     target, name = _split(impl)
     return _takes_the_contract(impl, name, _load(impl, target, name))
 
@@ -318,9 +328,29 @@ def _referenced(module: ModuleType) -> dict[str, str | None]:
     return dict(sorted(found.items(), key=lambda item: (item[0] in _GENERIC, item[0])))
 
 
+_VERSION_CHARS = 80  # a stated version is cut here: it is the plug-in's text, shown in the certificate
+
+
+def _stated(module: ModuleType) -> tuple[str | None, str | None]:
+    """(the version a plug-in module states, how it states it): a module-level ``__version__``
+    string, or what its ``version()`` function returns; (None, None) where it states none."""
+    stated, how = getattr(module, "__version__", None), "__version__"
+    if not isinstance(stated, str) and callable(getattr(module, "version", None)):
+        try:
+            stated, how = module.version(), "version()"
+        except Exception:  # a plug-in whose version() fails states none
+            stated = None
+    if not isinstance(stated, str) or not stated.strip():
+        return None, None
+    text = "".join(c if c.isprintable() else "?" for c in " ".join(stated.split()))
+    return text[:_VERSION_CHARS], how
+
+
 def _plugin(target: str) -> dict[str, Any]:
-    """A user's module or file: its own distribution if it is installed as one, else the runtime
-    its code references. A file is named by its base name: no local path enters the report."""
+    """A user's module or file: its version as it states it (``__version__``, ``version()``), or
+    its own distribution's where it is installed as one; else no version, never that of a
+    package it uses (those are listed apart, in ``distributions``). A file is named by its base
+    name: no local path enters the report."""
     if _is_path(target):
         path = Path(target).expanduser().resolve()
         module, shown = sys.modules[_module_name(path)], path.name
@@ -328,10 +358,11 @@ def _plugin(target: str) -> dict[str, Any]:
     else:
         module, shown = sys.modules[target], target
         own = _distribution(target)
-    used = _referenced(module)
-    distribution, version = own if own[0] else next(iter(used.items()), (None, None))
-    return {"module": shown, "distribution": distribution, "version": version, "device": None,
-            "distributions": used}
+    version, how = _stated(module)
+    if version is None and own[1] is not None:
+        version, how = own[1], "distribution"
+    return {"module": shown, "distribution": own[0], "version": version, "version_stated_by": how, "device": None,
+            "distributions": _referenced(module)}
 
 
 def describe(impl: str, fn: Callable[..., Any] | None = None) -> dict[str, Any]:

@@ -58,6 +58,9 @@ OPTIONS = (
     ("--process-limit", "N", f"processes and threads the implementation's worker may run, where a control group "
                              f"bounds them (default {PROCESS_LIMIT}); starting more is a crash, out of processes",
      str(PROCESS_LIMIT)),
+    ("--impl-version", "TEXT", "the version of a plug-in, for the certificate, where its module states none (a "
+                               "module-level __version__ or a version() function); without either the certificate "
+                               "says 'version not stated'", None),
     ("--pass-env", "NAMES", "comma-separated environment variables (or patterns, e.g. MYRT_*) the implementation's "
                             "worker gets from the run's environment, besides PATH, the locale, TZ and what a built-in "
                             "runtime declares; nothing else of it reaches the worker (the report lists the names)",
@@ -74,9 +77,9 @@ OPTIONS = (
                                    f"of compiling again (default {DEFAULT_COMPILE_CACHE}); off: compile everything",
      str(DEFAULT_COMPILE_CACHE)),
     ("--shard", "K/N", "run only the K-th of N parts of this run (balanced by expected cost; the same tests, "
-                       "seeds and cases as on one machine); `python -m reports merge` makes one report of the N "
+                       "seeds and cases as on one machine); `nox -s merge` makes one report of the N "
                        "shards' folders", None),
-    ("--baseline", "FILE", "a previous report.json, or an expectations file from `python -m reports baseline`: "
+    ("--baseline", "FILE", "a previous report.json, or an expectations file from `nox -s baseline`: "
                            "exit 0 when every failure found is in it, 1 for a new one (the verdicts are unchanged)",
      None),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
@@ -107,6 +110,7 @@ class Settings:
     process_limit: int = PROCESS_LIMIT  # --process-limit: processes and threads a worker may run (engine.limits)
     pass_env: tuple[str, ...] = ()  # --pass-env: variables of the run's environment its workers get
     sandbox_read: tuple[str, ...] = ()  # --sandbox-read: folders a worker's sandbox shows besides what it needs
+    impl_version: str | None = None  # --impl-version: a plug-in's version as its vendor states it
 
 
 def _split(text: str) -> list[str]:
@@ -181,7 +185,19 @@ def validate(values: dict[str, str | None]) -> Settings:
                     None if cache == "off" else Path(cache).expanduser(),
                     sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")),
                     _process_limit(values.get("process_limit")), _names(values.get("pass_env")),
-                    _folders(values.get("sandbox_read")))
+                    _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")))
+
+
+def _impl_version(impl: str, text: str | None) -> str | None:
+    if text is None:
+        return None
+    if runtimes.find(impl) is not None:
+        raise UsageError(f"--impl-version applies to plug-ins; the built-in {impl!r} is recorded at its runtime's own "
+                         f"version: drop --impl-version")
+    if not text.strip() or not text.isprintable() or len(text) > 80:
+        raise UsageError(f"--impl-version {text!r} is not a version; give up to 80 printable characters, e.g. "
+                         f"--impl-version 2.1.0")
+    return text.strip()
 
 
 def _process_limit(text: str | None) -> int:
@@ -219,7 +235,7 @@ def _baseline(text: str | None) -> Path | None:
         return None
     if not Path(text).is_file():
         raise UsageError(f"--baseline {text!r}: no such file; pass a report.json or a file from "
-                         f"`python -m reports baseline REPORT --out FILE`")
+                         f"`nox -s baseline -- REPORT --out FILE`")
     return Path(text)
 
 

@@ -100,8 +100,8 @@ def test_cases(task: Task, settings: Settings) -> TestCases:
     vspec, profile = spec.load(task.version), settings.profile
     label, volume = test_label(settings, task), profiles.load(profile).max_examples * BATCH
     if task.suite == "rejection":
-        return TestCases((), quotas.stratified(rejection_decoder(vspec, task.clause, BATCH), label,
-                                               quotas.REJECTION_QUOTA[profile], quotas.REJECTION_KEYS,
+        decoder = rejection_decoder(vspec, task.clause, BATCH, settings.type_names)
+        return TestCases((), quotas.stratified(decoder, label, quotas.REJECTION_QUOTA[profile], quotas.REJECTION_KEYS,
                                                quotas.rejection_required(vspec, task.clause), LARGEST_INVALID), BATCH)
     if task.suite == "property":
         floor = semantic_floor(vspec, task.type_name)

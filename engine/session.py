@@ -82,7 +82,10 @@ class _TestState:
     prefetched: dict[str, list[Reply]] = field(default_factory=dict)  # input key -> answers asked ahead
     again: dict[str, Reply] = field(default_factory=dict)  # census input key -> its second answer, asked ahead
     twinned: dict[str, Case] = field(default_factory=dict)  # a twin's input key -> the case it is the twin of
-    reported: list[str] = field(default_factory=list)  # one line per failure found, for pytest
+    # One line per failure found, for pytest, with its kind and problem: only a failure of the
+    # headline fails the pytest test (``end``).
+    reported: list[tuple[str, str, str]] = field(default_factory=list)
+    computed: bool = False  # whether a valid input of this test was answered (not refused)
     faults: int = 0
 
 
@@ -336,6 +339,7 @@ class Session:
         else:
             judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
+        state.computed = state.computed or (judgement.result.kind == "semantic" and reply.status == OK)
         state.settled[key] = judgement
         searching = state.current is None
         if record and searching and not any(key_of(judgement, f) not in state.aside for f in judgement.failures):
@@ -448,7 +452,8 @@ class Session:
         self._record(result, [])
         state.recorded.add(judgement.case.key())
         state.aside.add(key)
-        state.reported.append(f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}")
+        state.reported.append((f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}",
+                               judgement.result.kind, failure.problem))
 
     def _pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None]:
         """The packed model a packed-only failure shows in: the smallest one found that fails the
@@ -514,12 +519,16 @@ class Session:
         return (fresh + rest)[:ALSO_FAILS_ON]
 
     def end(self) -> list[str]:
-        """Close the test; one line per failure it found."""
+        """Close the test; one line per failure it found that tells against the headline: a crash
+        or a hang, or a valid input answered wrongly or refused, unless the test's type refused
+        every valid input (a type not implemented: the scope). A computed invalid model (the
+        strictness) fails no pytest test: the report has it, and the verdict does not change."""
         state, self.state = self.state, None
         if self.stream is not None:  # else an xdist worker's take_new hands it over
             for usage in self._usage():
                 self.stream.usage(usage)
-        return state.reported
+        return [line for line, kind, problem in state.reported if problem in FAULTS or (
+            kind == "semantic" and (problem != UNSUPPORTED or state.computed))]
 
     def close(self) -> None:
         if self._ahead is not None:

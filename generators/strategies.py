@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,20 +240,23 @@ def rejection_cases(vspec: VersionSpec, clause_id: str | None = None, *,
     return _decoded(SIZE, _rejection_build(vspec, clause_id), batch, LARGEST_INVALID)
 
 
-def rejection_decoder(vspec: VersionSpec, clause_id: str | None, batch: int) -> Decoder:
-    """``rejection_cases``' batches, for a stratified quota."""
-    return _decoder(SIZE, _rejection_build(vspec, clause_id), batch, LARGEST_INVALID)
+def rejection_decoder(vspec: VersionSpec, clause_id: str | None, batch: int,
+                      type_names: Sequence[str] | None = None) -> Decoder:
+    """``rejection_cases``' batches, for a stratified quota; ``type_names`` (--dtypes): the claimed
+    types an invalid model is drawn in (a type outside T is the clause's own, whatever they are)."""
+    return _decoder(SIZE, _rejection_build(vspec, clause_id, type_names), batch, LARGEST_INVALID)
 
 
-def _rejection_build(vspec: VersionSpec, clause_id: str | None) -> Build:
+def _rejection_build(vspec: VersionSpec, clause_id: str | None, type_names: Sequence[str] | None = None) -> Build:
     clauses = _known(vspec, "rejection", REJECTION_CONDITIONS)
     if clause_id is not None:
         clauses = tuple(c for c in clauses if c.id == clause_id)
+    types = tuple(t for t in vspec.types if type_names is None or t.name in type_names) or vspec.types
 
     def build(raw: bytes, budget: int) -> Case:
         extra = regions(raw)[3]
         clause = extra.pick(clauses)
-        tensor_type = extra.pick(vspec.types)
+        tensor_type = extra.pick(types)
         d = draft(vspec, tensor_type, raw, classes=SMALL_CLASSES, zero_dims=False, shapes=PLAIN_ONLY, budget=budget)
         tags = _reject(vspec, clause, d, extra)
         return _case(vspec, d, "rejection", [*tags, f"clause:{clause.id}"])

@@ -70,7 +70,7 @@ def load_report(path: Path) -> Document:
         return document
     if "schema" in document:
         raise UsageError(f"{path}: schema {document['schema']!r} is not {SCHEMA!r}; re-render it with "
-                         f"`python -m reports render` from its raw results")
+                         f"`nox -s render` from its raw results")
     if {"info", "environment", "results", "census"} <= document.keys():
         try:
             return aggregate(from_json(document))
@@ -91,7 +91,7 @@ def _rebuild(report_dir: Path, lang: str | None) -> dict[str, Path]:
                          f"{exc}); its records are in {stream.folder(report_dir)}") from None
     if recovered is None:
         raise UsageError(f"{report_dir}: no unfinished run to rebuild (no {stream.FOLDER}/{stream.HEADER}); to "
-                         f"re-render a finished run use python -m reports render {report_dir / RAW} --out DIR")
+                         f"re-render a finished run use nox -s render -- {report_dir / RAW} --out DIR")
     run, folder = recovered
     return {"raw": folder / RAW, **write_reports(run, folder, lang or run.info.lang)}
 

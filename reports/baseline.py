@@ -64,9 +64,9 @@ def read(path: Path) -> tuple[str, set[Key]]:
             return source, failures(document)
     except (OSError, Unreadable, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise BaselineError(f"--baseline {path}: not readable as a baseline ({type(exc).__name__}: {exc}); pass a "
-                            f"report.json or a file from `python -m reports baseline REPORT --out FILE`") from None
+                            f"report.json or a file from `nox -s baseline -- REPORT --out FILE`") from None
     raise BaselineError(f"--baseline {path}: neither a report.json ({REPORT_SCHEMA}) nor an expectations file "
-                        f"({SCHEMA}); write one with `python -m reports baseline REPORT --out FILE`")
+                        f"({SCHEMA}); write one with `nox -s baseline -- REPORT --out FILE`")
 
 
 def _flaky(document: Document) -> set[Key]:

@@ -13,6 +13,7 @@ from typing import Any
 from engine import runtimes
 from results import RawRun
 from results.digest import results_digest
+from results.verdict import is_judged
 
 from .document import Certificate
 from .i18n import Translator
@@ -77,7 +78,8 @@ def certificate(raw: RawRun) -> Certificate:
         "types": None if info.type_names is None else [str(t) for t in info.type_names],
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
         "sandbox": _sandbox(environment),
-        "cases": len(raw.results),
+        "cases": sum(map(is_judged, raw.results)),
+        "census_inputs": sum(not is_judged(r) for r in raw.results),
         "results_digest": results_digest(raw.results),
         "shard": None if info.shard is None else {key: int(info.shard[key]) for key in ("index", "count")},
         "merged": None if info.merged is None else {key: [int(i) for i in info.merged[key]]

@@ -126,6 +126,7 @@ class _Certificate(TypedDict):
 
 
 class Certificate(_Certificate, total=False):
+    census_inputs: int
     packing: str
     compile_cache: str | None
     sandbox: Sandbox

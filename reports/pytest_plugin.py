@@ -97,7 +97,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
     if info.shard is not None:
         lines.append(f"SHARD {info.shard['index']} OF {info.shard['count']}: these verdicts cover this part's "
                      f"{len(info.shard['tests'])} of the run's {info.shard['plan_tests']} tests only; merge every "
-                     f"shard's folder with `python -m reports merge` for the run's verdicts")
+                     f"shard's folder with `nox -s merge` for the run's verdicts")
     document = document or aggregate(run)
     census = {c["anchor"]: c for c in document["census"]}
     for v in document["versions"]:
@@ -151,17 +151,23 @@ def _attributes(attributes: Attributes) -> str:
 
 def _causes(causes: list[Cause]) -> str:
     """What makes the headline NON-CONFORMANT, beside it: 'C1: float16 raised an error; C5: double,
-    int64 (in packed models only: int32) wrong answer'."""
+    int64 (in packed models only: int32) wrong answer', as the page says it ('every type tried (11)'
+    where a clause failed on every type it was tried on)."""
     t = Translator("en")
-    return "; ".join(f"{c['clause']}: {_types(c['types'])} {t('cause-' + c['outcome'])}" for c in causes)
+    return "; ".join(f"{c['clause']}: {_types(t, c)} {t('cause-' + c['outcome'])}" for c in causes)
 
 
-def _types(types: list[CauseType]) -> str:
+def _types(t: Translator, cause: Cause) -> str:
+    types: list[CauseType] = cause["types"]
+    packed = [ty["type"] for ty in types if ty.get("packed")]
+    if cause["every_type"] and len(packed) in (0, len(types)):
+        every = t("every-type-tried", n=len(types))
+        return f"in packed models only: {every}" if packed else every
     plain = ", ".join(ty["type"] for ty in types if not ty.get("packed"))
-    packed = ", ".join(ty["type"] for ty in types if ty.get("packed"))
     if not packed:
         return plain
-    return f"{plain} (in packed models only: {packed})" if plain else f"in packed models only: {packed}"
+    return f"{plain} (in packed models only: {', '.join(packed)})" if plain else \
+        f"in packed models only: {', '.join(packed)}"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,

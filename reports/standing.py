@@ -51,8 +51,10 @@ def _lenient(t: Translator, entry: StrictnessClause) -> str:
 
 
 def strictness_text(t: Translator, strictness: Strictness) -> str:
-    """Strict, lenient (and what it computes) or untested."""
+    """Strict, lenient (and what it computes), untested, or not judged (valid models refused too)."""
     tried = strictness["clauses"]
+    if strictness["level"] == "refuses-valid":
+        return t("strictness-refuses-valid")
     if strictness["level"] == "untested" or not tried:
         return t("strictness-untested")
     if strictness["level"] == "strict":

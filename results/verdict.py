@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import spec
 
 from .causes import clause_number, own_causes
-from .outcomes import FAULTS, MISSING_REJECTION, PASS, UNSUPPORTED
+from .outcomes import ERROR, FAULTS, MISSING_REJECTION, PASS, UNSUPPORTED
 from .records import CaseResult, CensusRecord, RawRun
 
 CONFORMANT, NON_CONFORMANT, NOT_JUDGED = "conformant", "non-conformant", "not-judged"
@@ -40,6 +40,10 @@ JUDGED_KINDS = ("semantic", "rejection")
 CLAIMS = ("implemented", "all")
 # Strictness levels.
 STRICT, LENIENT, UNTESTED = "strict", "lenient", "untested"
+# Strictness not judged: the implementation refused valid models too (of every type it was asked
+# invalid models of), so its refusals of invalid ones say nothing of strictness.
+REFUSES_VALID = "refuses-valid"
+_REFUSED = (ERROR, UNSUPPORTED)  # what a valid input refused or raised on came to
 EMPTY_TAG = "zero-size:yes"  # the tag of a generated input with no element
 
 
@@ -71,7 +75,7 @@ class Leniency:
 
 @dataclass(frozen=True)
 class Strictness:
-    level: str  # strict, lenient or untested
+    level: str  # strict, lenient, untested or refuses-valid
     clauses: tuple[Leniency, ...]
 
 
@@ -136,10 +140,31 @@ def counts_in_headline(result: CaseResult, scope_: Scope) -> bool:
     return scope_.claim == "all" or result.type_name not in scope_.not_implemented
 
 
-def strictness(results: Iterable[CaseResult], version: int, vspec: spec.VersionSpec | None) -> Strictness:
+def _refuses_valid(results: Sequence[CaseResult], version: int) -> set[str] | None:
+    """The types whose every valid input (with elements) the implementation refused or raised
+    on: the refusal of an invalid model of such a type says nothing of strictness. None where it
+    computed no valid input of any type (then no refusal does)."""
+    outcomes: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        if r.version == version and r.kind == "semantic" and EMPTY_TAG not in r.tags:
+            outcomes[r.type_name].add(r.outcome)
+    refusing = {name for name, seen in outcomes.items() if seen <= set(_REFUSED)}
+    return None if outcomes and refusing == set(outcomes) else refusing
+
+
+def strictness(results: Sequence[CaseResult], version: int, vspec: spec.VersionSpec | None) -> Strictness:
+    """How the version treats invalid models, clause by clause: refused (strict) or computed
+    (lenient). A refusal counts only where the implementation computes valid models of that type:
+    one that refuses everything is not strict, and its strictness is not judged."""
+    refusing = _refuses_valid(results, version)
     rejection = [r for r in results if r.version == version and r.kind == "rejection"]
     if not rejection:
         return Strictness(UNTESTED, ())
+    if refusing is None:
+        return Strictness(REFUSES_VALID, ())
+    rejection = [r for r in rejection if r.outcome != PASS or r.type_name not in refusing]
+    if not rejection:
+        return Strictness(REFUSES_VALID, ())
     known = [c.id for c in vspec.of_kind("rejection")] if vspec else []
     by_clause: dict[str, list[CaseResult]] = defaultdict(list)
     for r in rejection:

@@ -118,6 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if runner is not None:
             runner.close()
         raise pytest.UsageError(str(exc)) from None
+    if settings.impl_version is not None:  # the vendor's word, over whatever the module states
+        description = {**description, "version": settings.impl_version, "version_stated_by": "--impl-version"}
     state["environment"] = collect(description, suite, runner.record())
     state["sandboxed"] = runner.sandbox.mechanism is not None
     _start_stream(config, state, runner)

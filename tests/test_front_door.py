@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -176,6 +177,19 @@ def test_a_plugin_with_the_wrong_signature_exits_2_before_judging(tmp_path: Path
     assert not (out / "report.json").exists()  # stopped before any case was judged
 
 
+def test_a_model_plugin_whose_compile_takes_two_models_exits_2_before_judging(tmp_path: Path) -> None:
+    """A ``compile`` the suite cannot call with one model would have every case refused (C1)."""
+    plugin = tmp_path / "myrt.py"
+    plugin.write_text("def compile(model, providers):\n    raise TypeError('never')\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = run("--impl", f"model:{plugin}:compile", "--versions", "13", "--profile", "quick",
+                 "--report-dir", str(out))
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    line, = result.stderr.strip().splitlines()
+    assert "compile(model, providers) cannot be called as compile(model)" in line, line
+    assert "define it as def compile(model)" in line and not (out / "report.json").exists()
+
+
 @pytest.mark.e2e
 def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:
     """onnxruntime has no kernel for uint16, uint32, uint64, int16 (nor bfloat16 at 13): scope,
@@ -208,6 +222,13 @@ def test_onnx_reference_is_conformant_and_lenient(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert {v["verdict"] for v in report["versions"]} == {"conformant"}
     assert {v["strictness"]["level"] for v in report["versions"]} == {"lenient"}
+    progress = [line for line in result.stdout.splitlines() if re.fullmatch(r"[.FEsx]+(\s+\[\s*\d+%\])?", line)]
+    assert progress and not any("F" in line for line in progress), progress  # strictness is no pytest failure
+    certificate = report["certificate"]  # "cases judged": one meaning on the terminal, the page and the JSON
+    assert certificate["census_inputs"] > 0
+    assert sum(v["judged"] for v in report["versions"]) == certificate["cases"]
+    for line, version in zip(verdict_lines(result.stdout), report["versions"], strict=True):
+        assert line.endswith(f"({version['judged']} cases judged)"), line
 
 
 @pytest.mark.e2e

@@ -122,7 +122,7 @@ def _damaged(report_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(("prepare", "words"), [
-    (_nothing, ["no unfinished run to rebuild", "python -m reports render"]),
+    (_nothing, ["no unfinished run to rebuild", "nox -s render --"]),
     (_live, ["another run is writing"]),
     (_damaged, ["cannot be read", "JSONDecodeError"]),
 ], ids=["no-stream", "live-run", "damaged-header"])

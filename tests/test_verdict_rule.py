@@ -67,6 +67,19 @@ def test_strictness_names_what_is_computed_and_whether_every_type_was() -> None:
     assert standing([passes()], 13).strictness.level == "untested"
 
 
+def test_refusing_invalid_models_is_not_strict_where_valid_ones_were_refused_too() -> None:
+    """A plug-in that raises on everything refuses every invalid model too; that says nothing of
+    strictness. Where only some types refuse every valid input, their refusals do not count."""
+    raises = [case("error", type_name=t, clause="C1") for t in ("float", "int32")]
+    invalid = [passes("bool", "rejection", "C12"), passes("float", "rejection", "C10")]
+    everything = standing([*raises, *invalid], 13)
+    assert everything.verdict == NON_CONFORMANT and everything.strictness.level == "refuses-valid"
+    one_type = standing([raises[1], passes(), passes("int32", "rejection", "C10")], 13).strictness
+    assert one_type.level == "refuses-valid"
+    counted = standing([raises[1], passes(), *invalid], 13).strictness
+    assert counted.level == "strict" and {e.clause for e in counted.clauses} == {"C10", "C12"}
+
+
 def test_messages_that_differ_only_in_numbers_sizes_and_names_are_one_cause() -> None:
     a = "error: 'func.func' op exceeded stack allocation limit of 32768 bytes for function. Got 65536 bytes"
     b = "error: 'main_dispatch_0' op exceeded stack allocation limit of 32768 bytes for function. Got 131072 bytes"

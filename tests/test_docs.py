@@ -1,0 +1,158 @@
+"""The docs say what the program does: every page reachable from the index, the figures README
+quotes are performance.md's current ones, every command shown names a session and options that
+exist, the glossary is linked where its words are first used, and the first hour's template
+plug-in runs as written."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import noxfile
+from engine.loader import describe, resolve
+from engine.options import OPTIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = sorted(p.name for p in DOCS.glob("*.md"))
+FIGURE = re.compile(r"\d[\d,.]*(?:\s(?:to|and)\s\d[\d,.]*)?\s?(?:s\b|min\b|minutes\b|×|µs\b|ms\b)")
+
+
+def _text(name: str) -> str:
+    return (ROOT / name).read_text(encoding="utf-8")
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under ``## heading`` up to the next heading of that level."""
+    start = text.index(f"## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def test_the_index_and_the_site_list_every_page() -> None:
+    index = _text("docs/index.md")
+    nav = _text("mkdocs.yml")
+    for page in PAGES:
+        assert page in nav, f"mkdocs.yml's nav lacks {page}"
+        if page != "index.md":
+            assert f"({page})" in index or f"({page}#" in index, f"docs/index.md does not link {page}"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_every_figure_quoted_is_in_the_current_table(page: str) -> None:
+    current = _section(_text("docs/performance.md"), "Current figures")
+    quoted = FIGURE.findall(_text(page))
+    assert all(figure in current for figure in quoted), \
+        [f for f in quoted if f not in current]
+
+
+def test_performance_opens_with_the_current_figures_and_their_targets() -> None:
+    text = _text("docs/performance.md")
+    assert text.index("## Current figures") < text.index("## History")
+    rows = [line for line in _section(text, "Current figures").splitlines() if line.startswith("| ")][2:]
+    assert len(rows) >= 8
+    for row in rows:  # figure, value, command, commit and machine, target
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert len(cells) == 5 and cells[1] and cells[2] and re.search(r"`[0-9a-f]{7}`", cells[3]), row
+
+
+def _commands() -> list[tuple[str, str]]:
+    """(page, command line) for every line of README and the docs that runs nox."""
+    found = []
+    for page in ["README.md", *(f"docs/{p}" for p in PAGES)]:
+        for line in _text(page).splitlines():
+            for command in re.findall(r"nox (?:-f \S+ )?-s [^`|\n]*", line):
+                found.append((page, command.split("  #")[0].strip().rstrip(".,;:)")))
+    return found
+
+
+SESSION_OPTIONS = {"conformance": {"--install", "--impl"},
+                   "ecosystem": {"--profile", "--seed", "--only", "--out"},
+                   "history": {"--impl", "--releases", "--profile", "--seed", "--out"}}
+PYTEST_OPTIONS = {"-n", "-k", "-x", "--durations", "-p", "-q", "--dist"}
+
+
+def test_every_command_the_docs_show_names_a_session_and_options_that_exist() -> None:
+    sessions = set(noxfile.nox.registry.get())
+    suite = {name for name, *_ in OPTIONS}
+    for page, command in _commands():
+        words = shlex.split(command.replace("...", "").replace("\\", " "))
+        name = words[words.index("-s") + 1]
+        assert name in sessions, f"{page}: {command!r} names no nox session"
+        if name in SESSION_OPTIONS and "--" in words:
+            allowed = suite | SESSION_OPTIONS[name] | PYTEST_OPTIONS
+            options = {w.split("=")[0] for w in words[words.index("--") + 1:] if w.startswith("-")}
+            assert options <= allowed, f"{page}: {command!r} uses {sorted(options - allowed)}"
+
+
+def test_the_docs_show_report_tools_as_nox_sessions() -> None:
+    """``python -m reports`` needs the suite's dependencies, which the Python at hand may lack."""
+    for page in ["README.md", *(f"docs/{p}" for p in PAGES if p != "performance.md")]:
+        assert "python -m reports" not in _text(page), page
+    for tool in ("verify", "merge", "baseline", "render", "compare", "matrix", "rebuild", "history"):
+        assert tool in noxfile.nox.registry.get(), tool
+
+
+def test_readmes_model_example_says_what_it_installs() -> None:
+    """onnxruntime is not a suite dependency: the example that uses it installs it."""
+    example = [c for _, c in _commands() if "model:tests/impls/model_onnxruntime.py" in c]
+    assert example and all("--install onnxruntime" in c for c in example), example
+
+
+@pytest.mark.parametrize(("term", "pages"), [("census", ["README.md"]), ("clause", ["README.md"]),
+                                            ("signature model", ["docs/plugins.md"])])
+def test_a_term_is_linked_to_the_glossary_at_its_first_use(term: str, pages: list[str]) -> None:
+    for page in pages:
+        text = _text(page)
+        first = text.lower().index(term)
+        assert text[first - 1] == "[" and "glossary.md#" in text[first:first + 80], (page, text[first - 40:first + 80])
+
+
+def test_every_glossary_anchor_linked_is_a_term() -> None:
+    glossary = _text("docs/glossary.md")
+    anchors = {re.sub(r"[^a-z0-9 -]", "", h.lower()).strip().replace(" ", "-")
+               for h in re.findall(r"^## (.+)$", glossary, re.M)}
+    for page in ["README.md", *(f"docs/{p}" for p in PAGES)]:
+        for anchor in re.findall(r"glossary\.md#([\w-]+)", _text(page)):
+            assert anchor in anchors, (page, anchor)
+
+
+def _template(folder: Path) -> Path:
+    """The first hour's template plug-in, written as a user would save it."""
+    text = _text("docs/plugins.md")
+    block = text[text.index("<!-- template -->"):]
+    start = block.index("```python\n") + 10
+    code = block[start:block.index("\n```", start)]
+    path = folder / "my_runtime.py"
+    path.write_text(code + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_template_states_its_version_and_has_the_checked_signature(tmp_path: Path) -> None:
+    impl = f"model:{_template(tmp_path)}:compile"
+    described = describe(impl, resolve(impl))
+    assert described["version"] == "0.1.0" and described["version_stated_by"] == "__version__", described
+
+
+@pytest.mark.e2e
+def test_the_template_runs_as_written_from_a_folder_outside_the_checkout(tmp_path: Path) -> None:
+    """From the folder that holds it, as the first hour says: CONFORMANT at ArgMin-13, and the
+    certificate names the version the template states."""
+    _template(tmp_path)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # its `python` is ours
+    nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"),
+           "-s", "conformance"]
+    done = subprocess.run([*nox, "--", "--install", "onnxruntime", "--impl", "model:my_runtime.py:compile",
+                           "--profile", "quick", "--versions", "13", "--dtypes", "float,int32", "--report-dir", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
+                          env={**os.environ, "PATH": path})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["certificate"]["implementation_version"] == "0.1.0"
+    assert [v["verdict"] for v in report["versions"]] == ["conformant"]
