@@ -43,7 +43,7 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 RUNTIME = PYPROJECT["project"]["dependencies"]
 # How the suite and the report tools start in the user's folder: the checkout first on the path,
 # so a folder of theirs named like one of the suite's packages shadows nothing.
-_FROM_CHECKOUT = f"import sys; sys.path[0:0] = [{str(ROOT)!r}]; from {{}}.__main__ import main; sys.exit(main())"
+_FROM_CHECKOUT = f"import sys; sys.path[0:0] = [{str(ROOT)!r}]; from {{}} import main; sys.exit(main())"
 # nox's --no-install (and -R, which implies it): reuse a run's virtualenv without pip. nox keeps
 # the flag on no public attribute, so it is read from nox's own command line.
 _NO_INSTALL = any(arg in ("--no-install", "-R") for arg in sys.argv)
@@ -172,10 +172,11 @@ def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
 
 
 def _run(session: nox.Session, python: Path | str, package: str, args: list[str]) -> int:
-    """``package``'s command line (suites or reports) in ``python``, in the folder nox was started
-    in: its exit status, with SIGTERM to nox taken as Ctrl-C. The suite's 0/1/2 is the contract (nox
-    would make every failure 1), and its verdict lines are the last thing printed."""
-    command = [str(python), "-c", _FROM_CHECKOUT.format(package), *args]
+    """``package``'s command line (suites, reports, or a module such as engine.replays) in
+    ``python``, in the folder nox was started in: its exit status, with SIGTERM to nox taken as
+    Ctrl-C. The suite's 0/1/2 is the contract (nox would make every failure 1), and its verdict
+    lines are the last thing printed."""
+    command = [str(python), "-c", _FROM_CHECKOUT.format(package if "." in package else f"{package}.__main__"), *args]
     session.log(f"{package} {' '.join(args)}")
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
@@ -244,11 +245,11 @@ def _in(where: str) -> Iterator[None]:
 
 
 def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str, seed: str,
-                       args: list[str]) -> tuple[list[str], list[str]]:
+                       args: list[str]) -> tuple[dict[str, Path | str], list[str]]:
     """Each ``--impl`` of ``runs`` into its report folder, in its own virtualenv, one at a time
-    (each run uses the machine's cores itself): the folders of the runs carried out, and the
-    implementations that could not be."""
-    carried, failed = [], []
+    (each run uses the machine's cores itself): the folders of the runs carried out, each with
+    the Python it ran in, and the implementations that could not be."""
+    carried, failed = {}, []
     for impl, folder in runs.items():
         try:
             python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
@@ -257,15 +258,23 @@ def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str
             continue
         code = _run(session, python, "suites", ["--impl", impl, "--profile", profile, "--seed", seed,
                                                 "--report-dir", str(folder), *args])
-        (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else impl)
+        if code in (0, 1):
+            carried[str(folder)] = python
+        else:
+            failed.append(impl)
     return carried, failed
 
 
 def _several(session: nox.Session, runs: dict[str, Path], profile: str, seed: str, args: list[str],
              page: tuple[str, Path]) -> None:
-    """The runs one after another, then the page (``matrix`` or ``history``) of those carried out;
-    exit status 2 where one could not be (its column is missing from the page)."""
+    """The runs one after another; then each run's implementation asked the others'
+    counterexamples, in its own virtualenv and sandbox (engine.replays); then the page
+    (``matrix`` or ``history``) of the runs carried out. Exit status 2 where one could not be
+    (its column is missing from the page)."""
     carried, failed = _one_after_another(session, runs, profile, seed, args)
+    for folder, python in carried.items() if len(carried) > 1 else ():
+        if _run(session, python, "engine.replays", [folder, "--from", *carried]):
+            failed.append(f"the replays in {folder}")
     if carried and _run(session, _venv(session, RUNTIME), "reports", [page[0], *carried, "--out", str(page[1])]):
         failed.append(f"the {page[0]} page")
     if failed:
@@ -370,6 +379,22 @@ def verify(session: nox.Session) -> None:
         sys.exit(code)
     python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
     sys.exit(_run(session, python, "reports", ["verify", *(a for a in args if a != "--yes"), "--yes"]))
+
+
+@nox.session(venv_backend="none")
+def replay(session: nox.Session) -> None:
+    """Each run asked the other runs' counterexamples, in the virtualenv and sandbox of the
+    implementation its report names: ``nox -s replay -- RUN_DIR RUN_DIR [...]``. Writes each
+    folder's replays.json, which ``matrix`` and ``history`` pages of the same folders read
+    (``history`` and ``ecosystem`` do this themselves)."""
+    folders = [str(Path(session.invoked_from, folder)) for folder in session.posargs]
+    if len(folders) < 2:
+        _stop("usage: nox -s replay -- RUN_DIR RUN_DIR [...] (at least two report folders of runs)")
+    for folder in folders:
+        impl = _checked(_recorded_impl(Path(folder)))  # a word --impl refuses: nothing installed
+        python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
+        if code := _run(session, python, "engine.replays", [folder, "--from", *folders]):
+            sys.exit(code)
 
 
 _REPORT_CAP = 256 << 20  # bytes of a report.json read for its implementation word

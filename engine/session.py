@@ -36,7 +36,7 @@ from .judge import Failure, Judgement, answer, judge, prepare
 from .loader import UsageError
 from .minimize import minimize
 from .options import Settings, implementation
-from .packs import smallest
+from .packs import lighter, smallest
 from .planner import TWIN_FORMS, CallArgs, within
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
@@ -435,15 +435,17 @@ class Session:
         packed = judgement.result.packed is not None
         if minimizing and failure.problem not in FAULTS and not unminimized and not packed:
             judgement = self._minimized(judgement, key)
+        pack = again = None  # the answer when asked once more, the same way (a crash or hang is not asked again)
+        if packed and judgement.reply.pack is not None:
+            pack, again, judgement = self._pack(judgement, key)
+            failure = self._failure_of(judgement, key)
+        elif failure.problem not in FAULTS:
+            again = self._asked_again(judgement.case)
         result = judgement.recorded_as(failure)
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))
         result.counterexample.minimized = not unminimized and not packed
         result.counterexample.also = [j.example() for j in self._also(key, judgement)]
-        again = None  # the answer when asked once more, the same way (a crash or hang is not asked again)
-        if packed and judgement.reply.pack is not None:
-            result.counterexample.pack, again = self._pack(judgement, key)
-        elif failure.problem not in FAULTS:
-            again = self._asked_again(judgement.case)
+        result.counterexample.pack = pack
         if again is not None:
             # A flake is a claim with evidence: the same model, asked again the same way, answered
             # right; its answer is recorded beside the wrong one. Failing again, in any way, is no flake.
@@ -455,27 +457,41 @@ class Session:
         state.reported.append((f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}",
                                judgement.result.kind, failure.problem))
 
-    def _pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None]:
+    def _pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None, Judgement]:
         """The packed model a packed-only failure shows in: the smallest one found that fails the
-        same way (engine.packs), each candidate asked as exactly that model (``ask_pack``); or the
-        one it was found in, marked not reproduced, where that one, asked again, did not fail so.
-        With it, the answer the model it was found in gave when asked again."""
+        same way, its nodes' inputs made small, the case's own last (engine.packs), each candidate
+        asked as exactly that model (``ask_pack``); or the one it was found in, marked not
+        reproduced, where that one, asked again, did not fail so. With it, that model's answer
+        when asked once more (the evidence for or against a flake), and the judgement of the
+        case as the pack holds it (a smaller input than it was found with, where that still
+        fails the same way)."""
         case, suite = judgement.case, judgement.result.suite
         asked: list[Reply] = []
+        judged = [(judgement.reply.pack, judgement)]  # each pack that failed, and the case's judgement in it
 
         def ask(nodes: Sequence[Node], position: int) -> Packed | None:
             reply = self.ask_pack(nodes, case.version)[position]
             asked.append(reply)
             if reply.nodes < 2 or reply.pack is None:
                 return None
-            failures = self._as_it_came(case, suite, reply).failures
-            return reply.pack if any((f.clause, f.problem) == (key[0], key[2]) for f in failures) else None
+            mine = case if nodes[position].data is case.data else replace(case, data=nodes[position].data)
+            found = self._as_it_came(mine, suite, reply)
+            if not any((f.clause, f.problem) == (key[0], key[2]) for f in found.failures):
+                return None
+            found.result.packed, found.result.test = judgement.result.packed, judgement.result.test  # as it was found
+            found.result.form = self.form
+            judged.append((reply.pack, found))
+            return reply.pack
 
         found = judgement.reply.pack
         shown = smallest(found, ask)
+        shown = shown if shown is None else lighter(shown, ask)
         nodes = [PackNode(to_tensor(node.data), dict(node.attributes)) for node in (shown or found).nodes]
-        return Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None), \
-            asked[0] if asked else None
+        pack = Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None)
+        if shown is None:  # the pack it was found in, asked again, did not fail so: that answer
+            return pack, asked[0] if asked else None, judgement
+        again = self.ask_pack(shown.nodes, case.version)[shown.position]  # the recorded pack, once more
+        return pack, again, next(j for p, j in reversed(judged) if p is shown)
 
     def _asked_again(self, case: Case) -> Reply:
         """``case`` asked once more, alone, as one by one would ask it: a twin right after the

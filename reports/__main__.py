@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from results import RAW, Unreadable, from_json, raw_path, read_json, save, stream
+from results import RAW, Unreadable, from_json, raw_path, read_json, replays, save, stream
 from results.verdict import exit_status
 
 from . import SCHEMA, aggregate, baseline, write_documents, write_reports
@@ -250,12 +250,18 @@ def _command(args: argparse.Namespace) -> int:
         _write(args.out.with_suffix(".json"), json.dumps(as_json(page), indent=1))
         _say(f"html: {args.out}\njson: {args.out.with_suffix('.json')}")
         return 0
-    comparison = compare(load_report(args.old), load_report(args.new))
+    comparison = compare(load_report(args.old), load_report(args.new), *(_asked(path) for path in (args.old, args.new)))
     _say(as_text(comparison))
     if args.html:
         _write(args.html, render_comparison(comparison, args.lang))
         _say(f"html: {args.html}")
     return 1 if comparison["regression"] else 0
+
+
+def _asked(path: Path) -> list[dict]:
+    """The other runs' counterexamples asked in the run at ``path`` (a folder or its report.json)."""
+    found = replays.read(path if path.is_dir() else path.parent)
+    return found["replays"] if found else []
 
 
 if __name__ == "__main__":

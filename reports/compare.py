@@ -4,10 +4,16 @@ scope and strictness, clauses and types newly failing or newly passing, and cens
 A regression is something that passed and now fails: a version that was conformant and is not, a
 clause or type of T whose cases all passed and now do not, or a type that was implemented and is
 not any more. Strictness (how invalid models are treated) changes are listed, never a regression:
-they are not conformance (results.verdict)."""
+they are not conformance (results.verdict).
+
+Where the old run's folder holds the new run's counterexamples asked of the old implementation
+(``replays.json``, engine.replays), a clause newly failing whose counterexample fails the old run
+too is not new, only newly met: listed, never a regression. Where the new folder holds the old
+run's counterexamples, a clause "newly passing" on which one of them still fails is not passing."""
 
 from __future__ import annotations
 
+from results import replays
 from results.outcomes import CENSUS, MISSING_REJECTION, PASS
 
 from .aggregate import NOT_RUN
@@ -67,27 +73,43 @@ def _policy(entry: CensusEntry | None) -> str:
     return ", ".join(entry["policy"]) if entry["coherent"] else "(no coherent policy)"
 
 
-def compare(old: Document, new: Document) -> dict:
+def _also_failing(asked: list[dict], source: str) -> set[tuple[int, str]]:
+    """The rows of ``source``'s counterexamples that fail where they were asked: each as
+    (version, clause) and as (version, type), as the comparison's rows are keyed."""
+    failing = [e for e in asked if e["source"] == source and e["outcome"] == replays.FAILS]
+    return {(e["version"], e["clause"]) for e in failing} | {(e["version"], e["type_name"]) for e in failing}
+
+
+def _label(document: Document) -> str:
+    """A run's name in replays.json (engine.replays.label)."""
+    return str(document["certificate"]["implementation_version"] or document["run"]["impl"])
+
+
+def compare(old: Document, new: Document, old_asked: list[dict] = (), new_asked: list[dict] = ()) -> dict:
     """The differences between two report documents (old first); ``regression`` says whether
-    anything that passed now fails."""
+    anything that passed now fails. ``old_asked``: the new run's counterexamples asked of the old
+    implementation; ``new_asked``: the old run's asked of the new one (results.replays)."""
+    already = _also_failing(old_asked, _label(new))
+    still = _also_failing(new_asked, _label(old))
     verdicts = []
     before_verdicts = {v["version"]: v["verdict"] for v in old["versions"]}
     for entry in new["versions"]:
         before = before_verdicts.get(entry["version"])
         if before is not None and before != entry["verdict"]:
+            known = all((entry["version"], c) in already for c in entry.get("failing_clauses", [])) and already
             verdicts.append({"version": entry["version"], "before": before, "after": entry["verdict"],
-                             "regression": before == "conformant"})
+                             "already_in_old": bool(known), "regression": before == "conformant" and not known})
     before_status, after_status = _status(old), _status(new)
     failing, passing = [], []
     for key in sorted(after_status, key=lambda k: (k[0], k[1], k[2])):
         after = after_status[key]["outcome"]
         before = before_status.get(key, {"outcome": NOT_RUN})["outcome"]
         item = {"version": key[0], "what": key[1], "name": key[2], "title": after_status[key]["title"],
-                "before": before, "after": after,
-                "regression": _regression(before, after, after_status[key]["kind"])}
+                "before": before, "after": after, "already_in_old": key[::2] in already,
+                "regression": _regression(before, after, after_status[key]["kind"]) and key[::2] not in already}
         if _failing(after) and not _failing(before):
             failing.append(item)
-        elif after == PASS and _failing(before):
+        elif after == PASS and _failing(before) and key[::2] not in still:
             passing.append(item)
     old_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in old["census"]}
     new_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in new["census"]}
@@ -111,7 +133,9 @@ def as_text(comparison: dict) -> str:
              f"new: {new['impl']} started {new['started']} ({new['profile']}, seed {new['seed']})"]
     sections = (
         ("Verdict changes", [f"ArgMin-{v['version']}: {v['before']} -> {v['after']}"
-                             + ("  REGRESSION" if v["regression"] else "") for v in comparison["verdicts"]]),
+                             + ("  REGRESSION" if v["regression"] else "")
+                             + ("  (its counterexamples fail the old run too: not new)" if v.get("already_in_old")
+                                else "") for v in comparison["verdicts"]]),
         ("Scope changes", [f"ArgMin-{s['version']}: "
                            + "; ".join(part for part in (
                                s["no_longer_implemented"] and "no longer implemented: "
@@ -123,7 +147,8 @@ def as_text(comparison: dict) -> str:
                                 for s in comparison["strictness"]]),
         ("Newly failing", [f"ArgMin-{f['version']} {f['what']} {f['name']} {f['title']}".rstrip()
                            + f": {f['before']} -> {f['after']}" + ("  REGRESSION" if f["regression"] else "")
-                           for f in comparison["newly_failing"]]),
+                           + ("  (its counterexample fails the old run too: not new)" if f.get("already_in_old")
+                              else "") for f in comparison["newly_failing"]]),
         ("Newly passing", [f"ArgMin-{f['version']} {f['what']} {f['name']} {f['title']}".rstrip()
                            + f": {f['before']} -> {f['after']}" for f in comparison["newly_passing"]]),
         ("Census changes", [f"ArgMin-{c['version']} {c['topic']} {c['title']}: {c['before']} -> {c['after']}"

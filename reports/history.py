@@ -2,7 +2,9 @@
 release did not pass, each cell linked to that release's own report, and a mark where a failure
 appears (it passed in the release before) and where it is fixed (it passes again).
 
-Built from the matrix's data (reports.matrix), so a cell means what it means there. A clause
+Built from the matrix's data (reports.matrix), so a cell means what it means there: where the
+releases were asked each other's counterexamples, a cell fails when its own run failed or when
+another release's counterexample fails there. A clause
 whose failures are not split by type (the census of undefined behaviour) is one row of all types."""
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ ALL_TYPES = "all types"
 
 def _marked(cells: list[dict]) -> list[dict]:
     """The cells with their transition mark, against the last release that ran the row (a
-    release that did not run it neither breaks nor fixes it)."""
+    release that did not run it neither breaks nor fixes it). A cell fails where another
+    release's counterexample fails there (reports.matrix), so a bug one sample missed is not
+    marked as appearing later; a pass where such a counterexample could not be asked is no pass
+    to mark against."""
     marked, before = [], None
     for cell in cells:
         failing = cell["outcome"] in JUDGED_FAILURES
         mark = None
-        if cell["outcome"] != NOT_RUN:
+        if cell["outcome"] != NOT_RUN and (failing or not cell.get("not_asked")):
             if failing and before == PASS:
                 mark = APPEARS
             elif cell["outcome"] == PASS and before in JUDGED_FAILURES:
@@ -50,7 +55,7 @@ def history(runs: list[tuple[Document, Path]], out: Path) -> dict:
                 typed = [(ALL_TYPES, clause["cells"])]
             rows += [{"version": section["version"], "clause": clause["id"], "title": clause["title"],
                       "type": type_name, "cells": _marked(cells)} for type_name, cells in typed]
-    return {"columns": page["columns"], "versions": page["versions"], "rows": rows,
+    return {"columns": page["columns"], "versions": page["versions"], "rows": rows, "replays": page["replays"],
             "releases": [column["version"] for column in page["columns"]]}
 
 
@@ -59,6 +64,9 @@ def as_json(page: dict) -> dict:
     return {"releases": page["releases"],
             "runs": [{key: column[key] for key in ("impl", "version", "profile", "seed", "complete", "link")}
                      for column in page["columns"]],
+            "replays": page["replays"],
             "rows": [{"version": row["version"], "clause": row["clause"], "type": row["type"],
                       "outcomes": [cell["outcome"] for cell in row["cells"]],
+                      "own": [cell.get("own", cell["outcome"]) for cell in row["cells"]],
+                      "found_in": [[f["source"] for f in cell.get("found_in", [])] for cell in row["cells"]],
                       "marks": [cell["mark"] for cell in row["cells"]]} for row in page["rows"]]}

@@ -2,16 +2,21 @@
 per version and clause (and per type where a run failed it), each cell coloured by its outcome
 and linked to that run's own report at the clause or failure it stands for.
 
-Built from report documents alone; the rows are the union of what the runs tested. A type row
-appears under a clause when some run did not pass that clause on that type; the types every run
-passed are folded into the clause row."""
+Built from report documents, and from each run folder's ``replays.json`` where there is one
+(results.replays): the other runs' counterexamples asked of that run's implementation. A cell
+fails where its own run failed, or where another run's counterexample fails there ("found in"
+that run, linked to its card); a counterexample that could not be asked there is said, and the
+cell is not a plain pass. The rows are the union of what the runs tested. A type row appears
+under a clause when some cell of it fails; the types every run passed are folded into the
+clause row."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from results.outcomes import CENSUS, PASS, SEVERITY
+from results import replays
+from results.outcomes import CENSUS, FAIL, PASS, SEVERITY
 
 from .aggregate import NOT_RUN, clause_anchor, clause_number, worst
 from .document import Document
@@ -60,9 +65,44 @@ def _type_cell(document: Document, version: int, clause_id: str, type_name: str)
     return _cell(worst(tally), sum(tally.values()), anchor, packed=packed)
 
 
+def label(column: dict) -> str:
+    """How a run is named where its counterexamples are asked (engine.replays.label)."""
+    return str(column["version"] or column["impl"])
+
+
+def _asked_here(cell: dict, entries: list[dict], links: dict[str, str | None]) -> dict:
+    """``cell`` with the other runs' counterexamples of its row asked in its run (``entries``):
+    failing where one fails here, whatever its own run met."""
+    failing = list({e["source"]: e for e in reversed(entries) if e["outcome"] == replays.FAILS}.values())[::-1]
+    found_in = [{"source": e["source"], "detail": e["detail"],
+                 "link": f"{links[e['source']]}#{e['anchor']}" if links.get(e["source"]) else None} for e in failing]
+    outcome = FAIL if failing and cell["outcome"] not in JUDGED_FAILURES else cell["outcome"]
+    return {**cell, "outcome": outcome, "own": cell["outcome"], "found_in": found_in,
+            "not_asked": [f"{e['source']}: {e['detail']}" for e in entries if e["outcome"] == replays.NOT_ASKED]}
+
+
+def _replayed(entries: list[dict], version: int, clause: str, type_name: str | None = None) -> list[dict]:
+    return [e for e in entries if e["version"] == version and e["clause"] == clause
+            and (type_name is None or e["type_name"] == type_name)]
+
+
+def _replays_summary(found: list[dict | None]) -> dict:
+    """What the page says of its replays: whether every run was asked, how many models, how long."""
+    asked = [data for data in found if data is not None]
+    return {"complete": bool(asked) and len(asked) == len(found),
+            "cap": max((d.get("cap", 0) for d in asked), default=0),
+            "asked": sum(len(d["replays"]) for d in asked),
+            "seconds": round(sum(d.get("seconds", 0) for d in asked), 1),
+            "left_out": sum(n for d in asked for n in d.get("left_out", {}).values() if isinstance(n, int))}
+
+
 def matrix(runs: list[tuple[Document, Path]], out: Path) -> dict:
     """The page's data: ``runs`` are (report document, the folder holding its report.html)."""
     documents = [document for document, _ in runs]
+    columns = [_column(d, source, out) for d, source in runs]
+    links = {label(column): column["link"] for column in columns}
+    found = [replays.read(source) if len(runs) > 1 else None for _, source in runs]
+    asked = [[e for e in data["replays"] if e["source"] in links] if data else [] for data in found]
     versions = sorted({v["version"] for d in documents for v in d["versions"]})
     sections = []
     for version in versions:
@@ -78,11 +118,15 @@ def matrix(runs: list[tuple[Document, Path]], out: Path) -> dict:
             cells = [_clause_cell(d, version, clause["id"]) for d in documents]
             typed = []
             if clause["kind"] != "undefined":
+                cells = [_asked_here(c, _replayed(a, version, clause["id"]), links)
+                         for c, a in zip(cells, asked, strict=True)]
                 for type_name in clause["types"]:
-                    type_cells = [_type_cell(d, version, clause["id"], type_name) for d in documents]
+                    type_cells = [_asked_here(_type_cell(d, version, clause["id"], type_name),
+                                              _replayed(a, version, clause["id"], type_name), links)
+                                  for d, a in zip(documents, asked, strict=True)]
                     if any(c["outcome"] in JUDGED_FAILURES for c in type_cells):
                         typed.append({"type": type_name, "cells": type_cells})
             rows.append({**clause, "anchor": clause_anchor(version, clause["id"]), "cells": cells, "typed": typed,
                          "folded": len(clause["types"]) - len(typed)})
         sections.append({"version": version, "rows": rows})
-    return {"columns": [_column(d, source, out) for d, source in runs], "versions": versions, "sections": sections}
+    return {"columns": columns, "versions": versions, "sections": sections, "replays": _replays_summary(found)}

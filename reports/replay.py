@@ -6,6 +6,7 @@ ints, so uint64 and int64 extremes survive), never from a rounded printout."""
 
 from __future__ import annotations
 
+import itertools
 import keyword
 import re
 
@@ -88,18 +89,28 @@ def build_expression(tensor: Tensor) -> str:
 
 
 def _values_literal(values: list[str]) -> str:
-    items = [repr(plain(v)) for v in values]
+    """``values`` as a Python list expression: item by item, or, where the values come in long
+    runs (a large input of zeros with a few other values), each run once (``['0.0'] * 64``)."""
+    runs = [(plain(v), len(list(group))) for v, group in itertools.groupby(values)]
+    if len(runs) * 4 <= len(values):
+        return _wrapped([f"[{v!r}] * {n}" if n > 1 else f"[{v!r}]" for v, n in runs], " + ", "(", ")")
+    return _wrapped([repr(plain(v)) for v in values], ", ", "[", "]")
+
+
+def _wrapped(items: list[str], joint: str, opening: str, closing: str) -> str:
+    """``items`` joined by ``joint`` inside ``opening`` and ``closing``, in lines of about 90 characters."""
     lines, line = [], ""
     for item in items:
         if line and len(line) + len(item) > 90:
             lines.append(line)
             line = ""
-        line += item + ", "
+        line += item + joint
     if line:
         lines.append(line)
     if len(lines) <= 1:
-        return "[" + "".join(lines).rstrip(", ") + "]"
-    return "[\n" + "".join(f"    {chunk.rstrip()}\n" for chunk in lines) + "]"
+        return opening + "".join(lines).removesuffix(joint) + closing
+    lines[-1] = lines[-1].removesuffix(joint)
+    return opening + "\n" + "".join(f"    {chunk.rstrip()}\n" for chunk in lines) + closing
 
 
 def _comment(label: str, value: Tensor | str | None) -> str:

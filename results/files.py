@@ -20,6 +20,7 @@ from pathlib import Path
 # What runs write into a report folder (results, reports.write_documents, results.stream, the
 # worker's log), and the default output of ``python -m reports matrix``.
 KNOWN = frozenset({"report.json", "report.html", "junit.xml", "raw.json.gz", "raw.json", "implementation.log",
+                   "replays.json", "replays.log",
                    "matrix.html", ".stream"})
 ASIDE = "incomplete-"  # results.stream.set_aside's folders
 _PART = ".part-"  # in the temporary names ``write`` renames into place

@@ -24,8 +24,9 @@ from engine.adapters import models
 from engine.isolation import Layouts, Node, Packed, Runner
 from engine.loader import portable
 from engine.options import run_info
-from engine.packs import ASKS, smallest
+from engine.packs import ASKS, LIGHTER_ASKS, lighter, smallest
 from engine.run import run_all
+from reports import replay
 from reports.aggregate import aggregate
 from reports.render import render_report
 from reports.replay import snippet, standalone
@@ -160,6 +161,33 @@ def test_the_smallest_pack_is_asked_within_its_budget() -> None:
     asked.clear()
     assert len(smallest(_pack(64, 40), ask, asks=5).nodes) < 64 and len(asked) == 5
     assert smallest(_pack(64, 40), lambda nodes, position: None) is None, "not reproduced: no pack made up"
+
+
+def test_the_other_nodes_inputs_are_made_small_while_the_pack_still_fails() -> None:
+    """A pack that fails whatever its nodes hold keeps one element in each; one that needs the
+    other node's axis to be at least 8 long keeps 8 zeros there; the case's node goes last."""
+    case, other = Node(np.arange(5.0), {"axis": 0}), Node(np.linspace(1, 2, 300).reshape(3, 100), {"axis": 1})
+    shown = lighter(Packed((case, other), 0), lambda nodes, position: Packed(tuple(nodes), position))
+    assert shown.nodes[0].data.shape == (1,) and shown.nodes[1].data.shape == (1, 1)
+
+    asked = []
+
+    def ask(nodes, position):  # fails while the other input keeps 8 or more along its longest axis
+        asked.append(nodes[1].data.shape)
+        return Packed(tuple(nodes), position) if max(nodes[1].data.shape) >= 8 else None
+
+    shown = lighter(Packed((case, other), 0), ask)
+    assert shown.nodes[1].data.shape == (3, 13) and not shown.nodes[1].data.any(), shown.nodes[1].data.shape
+    assert len(asked) <= LIGHTER_ASKS and shown.nodes[1].attributes == {"axis": 1}
+    assert [shape for shape in asked if shape != (3, 13)][-1] == (3, 7), "the case's node after the other's"
+
+
+def test_a_run_of_equal_values_is_written_once_in_a_snippet() -> None:
+    """A large input that is mostly one value stays exact and short: each run written once."""
+    values = ["0.0"] * 5000 + ["1.5"] + ["0.0"] * 40
+    literal = replay._values_literal(values)
+    assert literal.count("\n") < 5 and eval(literal) == values
+    assert eval(replay._values_literal(["1.0", "2.0"])) == ["1.0", "2.0"]
 
 
 def test_in_a_signature_model_other_cases_become_dummies() -> None:

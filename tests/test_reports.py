@@ -368,7 +368,8 @@ def test_compare_flags_a_regression() -> None:
     result = compare(old, new)
     assert result["regression"] is True
     assert result["verdicts"] == [
-        {"version": 13, "before": "conformant", "after": "non-conformant", "regression": True}]
+        {"version": 13, "before": "conformant", "after": "non-conformant", "already_in_old": False,
+         "regression": True}]
     assert {(f["what"], f["name"]) for f in result["newly_failing"]} == {("clause", "C5"), ("type", "float")}
     assert result["census"][0]["before"] == "nan-is-min" and result["census"][0]["after"] == "nan-ignored"
     back = compare(new, old)
