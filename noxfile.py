@@ -1,8 +1,8 @@
 """Sessions: ``conformance`` (the front door), ``tests`` (the project's own tests, minutes),
 ``e2e`` (the long end-to-end runs), ``lint`` (ruff), ``docs`` (the documentation site, built
 strictly), ``minimums`` (tests at the lowest dependency versions pyproject allows), the report
-tools ``verify``, ``merge``, ``baseline``, ``render``, ``compare`` and ``matrix``, and
-``ecosystem``, ``history``, ``adequacy``, ``bench``.
+tools ``verify``, ``merge``, ``baseline``, ``render``, ``compare``, ``matrix``, ``rebuild`` and
+``export``, and ``ecosystem``, ``history``, ``adequacy``, ``bench``.
 
 Paths a session is given are the user's: relative ones are read from the folder nox was started
 in (``session.invoked_from``), not the checkout nox changes into. The suite and the report tools
@@ -343,6 +343,9 @@ _REPORT_TOOLS = {
     "compare": ("OLD NEW [--html OUT.html]", "What changed between two runs; exit status 1 on a regression."),
     "matrix": ("RUN_DIR_OR_REPORT.json [...] [--out PAGE.html]", "Several runs on one page."),
     "rebuild": ("REPORT_DIR", "Reports marked incomplete for a run that died before its end, from what it streamed."),
+    "export": ("REPORT_DIR --out DIR [--passing N]",
+               "A report's failures as ONNX backend node tests (each report folder's regressions/), for a runtime's "
+               "own CI; --passing N adds passing cases, where the run recorded their inputs."),
 }
 
 

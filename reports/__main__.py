@@ -6,8 +6,9 @@
 fails),
 ``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream),
 ``python -m reports merge SHARD_DIR... --out DIR [--baseline FILE]`` (one run from its ``--shard``
-folders; exit status as a run's) and ``python -m reports baseline REPORT --out FILE`` (a
-``--baseline`` expectations file from a report).
+folders; exit status as a run's), ``python -m reports baseline REPORT --out FILE`` (a
+``--baseline`` expectations file from a report) and ``python -m reports export REPORT --out DIR
+[--passing N]`` (its failures as ONNX backend node tests, as every report folder's regressions/).
 
 A run is named by its report folder, its report.json, or its raw results (raw.json.gz)."""
 
@@ -19,10 +20,10 @@ import re
 import sys
 from pathlib import Path
 
-from results import RAW, Unreadable, from_json, raw_path, read_json, replays, save, stream
+from results import RAW, RawRun, Unreadable, from_json, load, raw_path, read_json, replays, save, stream
 from results.verdict import exit_status
 
-from . import SCHEMA, aggregate, baseline, write_documents, write_reports
+from . import SCHEMA, aggregate, baseline, regressions, write_documents, write_reports
 from .compare import as_text, compare
 from .document import Document
 from .history import as_json, history
@@ -141,6 +142,17 @@ def _parser() -> argparse.ArgumentParser:
     expect = commands.add_parser("baseline", help="a --baseline expectations file: a report's failures")
     expect.add_argument("report", type=Path, help="a report folder or its report.json")
     expect.add_argument("--out", type=Path, required=True, help="the expectations file to write")
+    tests = commands.add_parser(
+        "export", help="a report's failures as ONNX backend node tests (model.onnx, test_data_set_0/), as in "
+                       "every report folder's regressions/, for a runtime's own CI")
+    tests.add_argument("report", type=Path, nargs="?", help="a report folder, its report.json or its raw results")
+    tests.add_argument("--out", type=Path, help="the folder to write: a new or empty one, or an earlier export's "
+                                                "(replaced)")
+    tests.add_argument("--passing", metavar="N",
+                       help="also up to N passing judged cases per (version, clause or suite, type), from the run's "
+                            "raw results; only inputs the run recorded can be exported, and a run records a passing "
+                            "case's input only as a digest, so these are the passing cases among the nodes of the "
+                            "packed models recorded with failures (often none)")
     return parser
 
 
@@ -201,6 +213,40 @@ def _merge(shards: list[Path], out: Path, against: Path | None, lang: str | None
     return exit_status(run)
 
 
+_MOST_PASSING = 10_000  # --passing N: per group
+
+
+def _export(report: Path | None, out: Path | None, passing: str | None) -> int:
+    """The report's node tests (and recorded passing cases) into ``out``, and one line on them."""
+    if report is None or out is None:
+        raise UsageError("name a report and a folder: python -m reports export REPORT_DIR --out DIR [--passing N]")
+    per_group = int(passing) if passing is not None and passing.isascii() and passing.isdigit() else -1
+    if passing is not None and not 0 <= per_group <= _MOST_PASSING:
+        raise UsageError(f"--passing {passing!r}: give a whole number of cases per group, at most {_MOST_PASSING:,}")
+    if out.exists() and not (out.is_dir() and (not any(out.iterdir()) or (out / regressions.INDEX).is_file())):
+        raise UsageError(f"{out}: holds files no export wrote; name a new or empty folder, or an earlier export's")
+    document = load_report(report)
+    cases = regressions.passing_cases(_raw_run(report), per_group) if per_group > 0 else []
+    index = regressions.export(document, out, cases)
+    passed = sum(1 for test in index["tests"] if test.get("passing"))
+    _say(f"regressions: {out} ({len(index['tests'])} node tests, {passed} of them passing cases; "
+         f"{len(index['left_out'])} left out: {out / regressions.INDEX} says which and why)")
+    return 0
+
+
+def _raw_run(report: Path) -> RawRun:
+    """The raw results beside a report (--passing reads its cases)."""
+    named = report_file(report)
+    path = raw_path(named.parent) if named.name == "report.json" else named
+    if not path.is_file():
+        raise UsageError(f"--passing reads the run's raw results, and {path.parent} holds none ({RAW}); name the "
+                         f"report folder a run wrote")
+    try:
+        return load(path)
+    except Unreadable as exc:
+        raise UsageError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -239,6 +285,8 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "verify":
         return _verify(args)
+    if args.command == "export":
+        return _export(args.report, args.out, args.passing)
     if args.command == "matrix":
         runs = [(load_report(path), report_file(path).parent) for path in args.runs]
         _write(args.out, render_matrix(matrix(runs, args.out), args.lang))

@@ -1,6 +1,6 @@
 """The report writer as a pytest plugin (loaded with ``-p reports.pytest_plugin``): when the
 suites announce a finished run (``pytest_argmin_run_finished``), it writes report.html,
-report.json and junit.xml next to the run's raw.json.gz, and prints one verdict line per version
+report.json, junit.xml and regressions/ next to the run's raw.json.gz, and prints one verdict line per version
 at the end of the terminal output. It does the same for an earlier run that died unfinished and
 was recovered when this one started (``pytest_argmin_run_recovered``), and says where. The
 suites never import it."""
@@ -30,6 +30,8 @@ _LOST_SHOWN = 20  # lost tests named on the terminal; the report lists every one
 
 # What the implementation printed: named where there is any.
 _LOG_KIND = "implementation output (its stdout and stderr)"
+# How the end of the terminal output names what was written, where not "<kind> report".
+_NAMED = {_LOG_KIND: _LOG_KIND, "regressions": "regression tests (ONNX node tests)"}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -123,7 +125,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
                      f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)})")
     if info.baseline is not None:
         lines += [f"  {line}" for line in baseline.lines(info.baseline)]
-    lines += [f"  {kind if kind == _LOG_KIND else kind + ' report'}: {path}" for kind, path in paths.items()]
+    lines += [f"  {_NAMED.get(kind, kind + ' report')}: {path}" for kind, path in paths.items()]
     return lines
 
 

@@ -1,30 +1,35 @@
 """The report folder of a run, written so that nothing planted in it redirects the reports.
 
 A run writes into a folder it makes, or into one that holds only what runs write there (their
-reports, raw results, stream, implementation log and incomplete runs set aside, and the matrix
-page ``python -m reports matrix`` writes by default). Anything else there, or a symbolic link,
+reports, raw results, regression tests, stream, implementation log and incomplete runs set aside,
+and the matrix page ``python -m reports matrix`` writes by default). Anything else there, or a symbolic link,
 stops the run before the implementation loads (``prepare``): a link named report.json would have
 the run write its report wherever the link points, and a file the run never wrote could be taken
 for one of its own. Every file is written under a fresh temporary name (``O_CREAT | O_EXCL |
 O_NOFOLLOW``, in the folder opened without following a link) and then renamed over its name, so
 a link planted at that name after the check is replaced, never followed, and a reader never sees
-half a file."""
+half a file; a folder of files (the regression tests) is filled under a temporary name and renamed
+into place the same way (``write_folder``)."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 # What runs write into a report folder (results, reports.write_documents, results.stream, the
 # worker's log), and the default output of ``python -m reports matrix``.
 KNOWN = frozenset({"report.json", "report.html", "junit.xml", "raw.json.gz", "raw.json", "implementation.log",
-                   "replays.json", "replays.log",
-                   "matrix.html", ".stream"})
+                   "replays.json", "replays.log", "matrix.html"})
+FOLDERS = frozenset({".stream", "regressions"})  # results.stream's records, reports.regressions' tests
 ASIDE = "incomplete-"  # results.stream.set_aside's folders
-_PART = ".part-"  # in the temporary names ``write`` renames into place
+_PART = ".part-"  # in the temporary names ``write`` and ``write_folder`` rename into place
 _NO_LINK = getattr(os, "O_NOFOLLOW", 0)
+Filled = TypeVar("Filled")
 
 
 class Unsafe(ValueError):
@@ -44,7 +49,9 @@ def prepare(folder: Path) -> Path:
         if entry.is_symlink():
             raise Unsafe(f"{folder}: {entry.name} is a symbolic link (to {os.readlink(entry.path)}), which no run "
                          f"makes; remove it, or choose another --report-dir")
-        if _PART in entry.name and entry.is_file():
+        if _PART in entry.name and entry.is_dir():
+            shutil.rmtree(entry.path)
+        elif _PART in entry.name and entry.is_file():
             os.unlink(entry.path)
         elif not _ours(entry):
             raise Unsafe(f"{folder}: {entry.name} is not something a run writes there; remove it, or choose an empty "
@@ -54,7 +61,7 @@ def prepare(folder: Path) -> Path:
 
 def _ours(entry: os.DirEntry) -> bool:
     if entry.is_dir():
-        return entry.name == ".stream" or entry.name.startswith(ASIDE)
+        return entry.name in FOLDERS or entry.name.startswith(ASIDE)
     return entry.name in KNOWN and entry.is_file()
 
 
@@ -77,6 +84,28 @@ def write(folder: Path, name: str, data: bytes) -> Path:
         if directory is not None:
             os.close(directory)
     return Path(folder) / name
+
+
+def write_folder(folder: Path, name: str, fill: Callable[[Path], Filled]) -> Filled:
+    """The folder ``folder/name`` as ``fill`` makes it: ``fill`` is given a new, empty folder of a
+    temporary name, which then replaces whatever was at ``name`` (a link there is removed, never
+    followed); what ``fill`` returns. A reader sees the earlier folder or the new one whole."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    staging, earlier = (Path(folder) / f".{name}{_PART}{secrets.token_hex(6)}" for _ in range(2))
+    staging.mkdir()
+    try:
+        filled = fill(staging)
+        if os.path.lexists(Path(folder) / name):
+            os.rename(Path(folder) / name, earlier)
+        os.rename(staging, Path(folder) / name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if earlier.is_symlink() or earlier.is_file():
+        earlier.unlink()
+    elif earlier.is_dir():
+        shutil.rmtree(earlier)
+    return filled
 
 
 def _opened(folder: Path) -> int | None:

@@ -95,7 +95,7 @@ def test_the_docs_show_report_tools_as_nox_sessions() -> None:
     """``python -m reports`` needs the suite's dependencies, which the Python at hand may lack."""
     for page in ["README.md", *(f"docs/{p}" for p in PAGES if p != "performance.md")]:
         assert "python -m reports" not in _text(page), page
-    for tool in ("verify", "merge", "baseline", "render", "compare", "matrix", "rebuild", "history"):
+    for tool in ("verify", "merge", "baseline", "render", "compare", "matrix", "rebuild", "history", "export"):
         assert tool in noxfile.nox.registry.get(), tool
 
 

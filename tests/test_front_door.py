@@ -205,8 +205,8 @@ def test_the_default_run_judges_onnxruntime(tmp_path: Path) -> None:
                                "implemented; not implemented: "), lines[0]
     assert all(" CONFORMANT; scope: 7 of " in line for line in lines[1:]), lines
     assert "not implemented: uint16, uint32, uint64, int16, bfloat16" in lines[3]
-    tail = result.stdout.strip().splitlines()[-4:]
-    assert [line.split()[0] for line in tail] == ["raw", "html", "json", "junit"], tail
+    tail = result.stdout.strip().splitlines()[-5:]
+    assert [line.split()[0] for line in tail] == ["raw", "html", "json", "junit", "regression"], tail
     assert "FAILED" not in result.stdout and "Nonconformance" not in result.stdout
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["run"]["impl"] == "onnxruntime"
