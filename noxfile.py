@@ -10,28 +10,20 @@ run there, with the checkout first on their import path."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import hashlib
-import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import nox
 
-# The --impl grammar is read from the suite itself (engine.loader imports only the standard
+# The --impl grammar is read from the suite itself (engine.asking.loader imports only the standard
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from engine.installs import lowest, pip_failure
-from engine.loader import DEFAULT_IMPL, UsageError, check, runtime_commands, runtime_distributions
+from engine.asking.loader import DEFAULT_IMPL, runtime_commands, runtime_distributions
 from engine.runtimes import BUILT_IN, find, split_release
 from engine.runtimes.entry import release_key
-from engine.sandbox import undumpable
+from tools.installs import lowest
+from tools.sessions import RUNTIME, checked, debian, inside, label, options, recorded_impl, run, several, stop, venv
 
 sys.path.pop(0)
 
@@ -40,31 +32,6 @@ nox.options.default_venv_backend = "virtualenv"
 nox.options.sessions = ["tests", "lint"]
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
-RUNTIME = PYPROJECT["project"]["dependencies"]
-# How the suite and the report tools start in the user's folder: the checkout first on the path,
-# so a folder of theirs named like one of the suite's packages shadows nothing.
-_FROM_CHECKOUT = f"import sys; sys.path[0:0] = [{str(ROOT)!r}]; from {{}} import main; sys.exit(main())"
-# nox's --no-install (and -R, which implies it): reuse a run's virtualenv without pip. nox keeps
-# the flag on no public attribute, so it is read from nox's own command line.
-_NO_INSTALL = any(arg in ("--no-install", "-R") for arg in sys.argv)
-
-
-def _debian(session: nox.Session, commands: list[str], why: str) -> None:
-    """System commands from Debian's packages of the same name, never a downloaded build: the
-    report tests' headless Chromium, tinygrad's clang. Installed here where they are missing and we
-    may (root with apt-get); otherwise one line says what to run."""
-    missing = [c for c in commands if not (shutil.which(c) or os.path.exists(f"/usr/bin/{c}"))]
-    if not missing:
-        return
-    if not (shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0):
-        session.error(f"{why} need{'s' if len(missing) == 1 else ''} {', '.join(missing)}: run "
-                      f"`sudo apt-get install -y {' '.join(missing)}` (Debian's packages), then run this session again")
-    session.log(f"installing Debian's {', '.join(missing)} for {why}")
-    quiet = {"DEBIAN_FRONTEND": "noninteractive"}
-    session.run("apt-get", "update", "-qq", external=True, env=quiet)
-    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=quiet)
-
-
 # What the built-in runtimes' tests need on PATH (tinygrad compiles its kernels with clang).
 _RUNTIME_COMMANDS = sorted({command for runtime in BUILT_IN for command in runtime.commands})
 
@@ -77,16 +44,16 @@ def _pytest(session: nox.Session, marks: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The project's own tests, at the quick Hypothesis profile (the e2e runs are apart)."""
-    _debian(session, ["chromium"], "the report tests")
-    _debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
+    debian(session, ["chromium"], "the report tests")
+    debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
     _pytest(session, "not e2e")
 
 
 @nox.session
 def e2e(session: nox.Session) -> None:
     """The long end-to-end runs: every zoo entry through the whole suite, adequacy, every command the docs show."""
-    _debian(session, ["chromium"], "the report tests")
-    _debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
+    debian(session, ["chromium"], "the report tests")
+    debian(session, _RUNTIME_COMMANDS, "the built-in runtimes' tests")
     _pytest(session, "e2e")
 
 
@@ -103,117 +70,6 @@ def docs(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", *session.posargs)
 
 
-# --- the suite's own virtualenvs and processes ------------------------------------------------
-
-def _stop(message: str) -> None:
-    """End the session as the suite ends a run it cannot carry out: one line, exit status 2 (nox's
-    own session.error would exit 1, which here means non-conformant)."""
-    print(f"error: {message}", file=sys.stderr, flush=True)
-    sys.exit(2)
-
-
-def _checked(impl: str) -> str:
-    """``impl`` once the suite's own checks that import nothing hold (a release the built-in
-    supports, among others): before any virtualenv is made for it."""
-    try:
-        check(impl)
-    except UsageError as exc:
-        _stop(str(exc))
-    return impl
-
-
-def _label(impl: str) -> str:
-    """What names a built-in's virtualenv at one release (``openvino-2024.4.0``); "" otherwise."""
-    found, release = find(impl), split_release(impl)[1]
-    return f"{found[0].word}-{release}" if found and release else ""
-
-
-def _venv(session: nox.Session, installs: list[str], label: str = "") -> Path | str:
-    """The Python of the virtualenv for exactly this set of installs, ``.nox/conformance-<hash>``
-    (``conformance-<label>-<hash>`` for a built-in at one release): created once and reused, so
-    switching between implementations does not reinstall them. pip runs again only when the
-    virtualenv is new or an install is a local path (its code may have changed since). With nox's
-    --no-install (or -R) nothing is created or installed: the virtualenv if it exists, else the
-    ``python`` of the environment nox runs in. Stops with one line (exit status 2) where pip fails."""
-    wanted = sorted({str(Path(i).resolve()) if os.path.exists(i) else i for i in installs})
-    digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:10]
-    where = ROOT / ".nox" / "-".join(part for part in ("conformance", label, digest) if part)
-    python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    marker = where / "argmin-installs.json"
-    if _NO_INSTALL:
-        return python if python.exists() else "python"
-    if not python.exists():
-        session.log(f"creating {where} for: {' '.join(wanted)}")
-        session.run(sys.executable, "-m", "virtualenv", "-q", str(where), external=True)
-    if not marker.exists() or json.loads(marker.read_text()) != wanted or any(map(os.path.exists, wanted)):
-        session.log(f"pip install {' '.join(wanted)}")
-        done = subprocess.run([str(python), "-m", "pip", "install", "-q", *wanted], capture_output=True, text=True)
-        if done.returncode:
-            log = where / "pip.log"
-            log.write_text(done.stdout + done.stderr)
-            _stop(f"{pip_failure(done.stdout + done.stderr)} (pip's output: {log})")
-        marker.write_text(json.dumps(wanted))
-    else:
-        session.log(f"reusing {where} (installed: {' '.join(wanted)})")
-    return python
-
-
-# After Ctrl-C (which the suite receives too) nox waits STOP_S for it to stop, then sends SIGTERM
-# (which the suite takes as an interrupt where it has not seen one) and waits REPORT_S for its report
-# marked incomplete; by default nox would kill the suite half a second after Ctrl-C.
-STOP_S, REPORT_S = 5.0, 120.0
-
-
-def _sigterm_as_ctrl_c(signum: int, frame: object) -> None:
-    """SIGTERM to nox (a CI cancelling the job) stops the suite as Ctrl-C does; once, so that nox
-    then waits for the report."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
-def _run(session: nox.Session, python: Path | str, package: str, args: list[str]) -> int:
-    """``package``'s command line (suites, reports, or a module such as engine.replays) in
-    ``python``, in the folder nox was started in: its exit status, with SIGTERM to nox taken as
-    Ctrl-C. The suite's 0/1/2 is the contract (nox would make every failure 1), and its verdict
-    lines are the last thing printed."""
-    command = [str(python), "-c", _FROM_CHECKOUT.format(package if "." in package else f"{package}.__main__"), *args]
-    session.log(f"{package} {' '.join(args)}")
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
-    try:
-        return _interruptible(command, session.invoked_from)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _interruptible(command: list[str], cwd: str) -> int:
-    """Run the command; on Ctrl-C (which it receives too) or SIGTERM, stop it as nox's own
-    ``interrupt_timeout`` would: wait STOP_S, then SIGTERM and wait REPORT_S for its report, then
-    SIGKILL. nox itself, like the suite, is made non-dumpable first: an implementation that runs
-    unsandboxed cannot trace it, nor write its output through /proc (a sandboxed one sees no
-    process outside its sandbox)."""
-    undumpable()
-    process = subprocess.Popen(command, cwd=cwd)
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        for wait, then in ((STOP_S, process.terminate), (REPORT_S, process.kill)):
-            try:
-                process.wait(wait)
-                break
-            except subprocess.TimeoutExpired:
-                then()
-        return 2  # the suite's status for an interrupted run
-
-
-def _options(session: nox.Session, *declared: tuple[str, dict]) -> tuple[argparse.Namespace, list[str]]:
-    """The session's own options among its arguments (each ``(name, argparse keywords)``), and
-    the others, for the command it runs."""
-    parser = argparse.ArgumentParser(prog=f"nox -s {session.name} --", add_help=False, allow_abbrev=False)
-    for name, keywords in declared:
-        parser.add_argument(name, **keywords)
-    return parser.parse_known_args(session.posargs)
-
-
 @nox.session(venv_backend="none")
 def conformance(session: nox.Session) -> None:
     """Run the suites against one implementation: ``nox -s conformance -- --impl SPEC [options]``.
@@ -222,64 +78,15 @@ def conformance(session: nox.Session) -> None:
     the session first; a built-in's runtime (openvino, tract) is installed when it is asked for.
     Each set of installs has its own virtualenv, kept between runs. Exit status: 0 conformant,
     1 non-conformant, 2 the run could not be carried out."""
-    own, args = _options(session, ("--install", {"action": "append", "default": []}),
+    own, args = options(session, ("--install", {"action": "append", "default": []}),
                          ("--impl", {"default": DEFAULT_IMPL}))
     installs = [str(Path(session.invoked_from, i)) if os.path.exists(Path(session.invoked_from, i)) else i
                 for i in own.install if i]
-    with _in(session.invoked_from):  # a plug-in file is the user's
-        impl = _checked(own.impl)
-    _debian(session, list(runtime_commands(impl)), impl)
-    python = _venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)], _label(impl))
-    sys.exit(_run(session, python, "suites", ["--impl", impl, *args]))
-
-
-@contextlib.contextmanager
-def _in(where: str) -> Iterator[None]:
-    """Inside folder ``where`` for a while (nox changed into the checkout)."""
-    before = os.getcwd()
-    os.chdir(where)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
-def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str, seed: str,
-                       args: list[str]) -> tuple[dict[str, Path | str], list[str]]:
-    """Each ``--impl`` of ``runs`` into its report folder, in its own virtualenv, one at a time
-    (each run uses the machine's cores itself): the folders of the runs carried out, each with
-    the Python it ran in, and the implementations that could not be."""
-    carried, failed = {}, []
-    for impl, folder in runs.items():
-        try:
-            python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
-        except SystemExit:  # pip failed: said above, and the next implementation runs
-            failed.append(impl)
-            continue
-        code = _run(session, python, "suites", ["--impl", impl, "--profile", profile, "--seed", seed,
-                                                "--report-dir", str(folder), *args])
-        if code in (0, 1):
-            carried[str(folder)] = python
-        else:
-            failed.append(impl)
-    return carried, failed
-
-
-def _several(session: nox.Session, runs: dict[str, Path], profile: str, seed: str, args: list[str],
-             page: tuple[str, Path]) -> None:
-    """The runs one after another; then each run's implementation asked the others'
-    counterexamples, in its own virtualenv and sandbox (engine.replays); then the page
-    (``matrix`` or ``history``) of the runs carried out. Exit status 2 where one could not be
-    (its column is missing from the page)."""
-    carried, failed = _one_after_another(session, runs, profile, seed, args)
-    for folder, python in carried.items() if len(carried) > 1 else ():
-        if _run(session, python, "engine.replays", [folder, "--from", *carried]):
-            failed.append(f"the replays in {folder}")
-    if carried and _run(session, _venv(session, RUNTIME), "reports", [page[0], *carried, "--out", str(page[1])]):
-        failed.append(f"the {page[0]} page")
-    if failed:
-        session.log(f"could not be carried out: {', '.join(failed)} (see the output above)")
-        sys.exit(2)
+    with inside(session.invoked_from):  # a plug-in file is the user's
+        impl = checked(own.impl)
+    debian(session, list(runtime_commands(impl)), impl)
+    python = venv(session, [*RUNTIME, *installs, *runtime_distributions(impl)], label(impl))
+    sys.exit(run(session, python, "suites", ["--impl", impl, *args]))
 
 
 @nox.session(venv_backend="none")
@@ -289,16 +96,16 @@ def ecosystem(session: nox.Session) -> None:
     [suite options, e.g. --versions 13]``. Writes OUT/<runtime>/ and OUT/matrix.html. Exit status
     2 when a run could not be carried out (its column is missing from the page), else 0."""
     words = [runtime.word for runtime in BUILT_IN]
-    own, args = _options(session, ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}),
+    own, args = options(session, ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}),
                          ("--only", {"default": ",".join(words)}), ("--out", {"default": "runs/ecosystem"}))
     chosen = [word for word in own.only.split(",") if word]
     unknown = sorted(set(chosen) - set(words))
     if unknown:
-        _stop(f"--only {unknown[0]!r} is not a built-in; choose from {', '.join(words)}")
+        stop(f"--only {unknown[0]!r} is not a built-in; choose from {', '.join(words)}")
     for word in chosen:
-        _debian(session, list(runtime_commands(word)), word)
+        debian(session, list(runtime_commands(word)), word)
     out = Path(session.invoked_from, own.out)
-    _several(session, {word: out / word for word in chosen}, own.profile, own.seed, args,
+    several(session, {word: out / word for word in chosen}, own.profile, own.seed, args,
              ("matrix", out / "matrix.html"))
 
 
@@ -312,21 +119,21 @@ def history(session: nox.Session) -> None:
     missing from the page), else 0. Without --impl, the page from report folders already made:
     ``nox -s history -- DIR DIR ... --out PAGE.html``."""
     if session.posargs and not any(a.split("=")[0] == "--impl" for a in session.posargs):
-        sys.exit(_run(session, _venv(session, RUNTIME), "reports", ["history", *session.posargs]))
-    own, args = _options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}),
+        sys.exit(run(session, venv(session, RUNTIME), "reports", ["history", *session.posargs]))
+    own, args = options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}),
                          ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}), ("--out", {}))
     found = find(own.impl)
     if found is None or split_release(own.impl)[1] is not None or found[0].oldest is None:
-        _stop(f"--impl {own.impl!r} is not a built-in without a release; name one of "
+        stop(f"--impl {own.impl!r} is not a built-in without a release; name one of "
               f"{', '.join(r.word for r in BUILT_IN)} and list its releases with --releases")
     wanted = sorted({release for release in own.releases.split(",") if release}, key=release_key)
     if not wanted:
-        _stop(f"--releases names no release; write e.g. --releases {found[0].oldest},RELEASE")
+        stop(f"--releases names no release; write e.g. --releases {found[0].oldest},RELEASE")
     for release in wanted:  # every release checked before the first is installed
-        _checked(f"{own.impl}@{release}")
-    _debian(session, list(runtime_commands(own.impl)), own.impl)
+        checked(f"{own.impl}@{release}")
+    debian(session, list(runtime_commands(own.impl)), own.impl)
     out = Path(session.invoked_from, own.out or f"runs/history/{found[0].word}")
-    _several(session, {f"{own.impl}@{release}": out / release for release in wanted}, own.profile, own.seed, args,
+    several(session, {f"{own.impl}@{release}": out / release for release in wanted}, own.profile, own.seed, args,
              ("history", out / "history.html"))
 
 
@@ -354,8 +161,8 @@ def _report_tool(command: str, usage: str, doc: str) -> None:
     the suite's own virtualenv (made once, then reused), in the folder nox was started in."""
     def tool(session: nox.Session) -> None:
         if not session.posargs:
-            _stop(f"usage: nox -s {command} -- {usage}")
-        sys.exit(_run(session, _venv(session, RUNTIME), "reports", [command, *session.posargs]))
+            stop(f"usage: nox -s {command} -- {usage}")
+        sys.exit(run(session, venv(session, RUNTIME), "reports", [command, *session.posargs]))
     tool.__doc__ = f"{doc} ``nox -s {command} -- {usage}``"
     nox.session(name=command, venv_backend="none")(tool)
 
@@ -373,15 +180,15 @@ def verify(session: nox.Session) -> None:
     sandboxed. Exit status: 0 every check holds, 1 one fails, 2 the report cannot be checked."""
     args = list(session.posargs)
     if not args or args[0].startswith("-"):
-        _stop("name a report: nox -s verify -- REPORT_DIR_OR_JSON [--certificate] [--rerun [--yes] [--shard K/N]]")
+        stop("name a report: nox -s verify -- REPORT_DIR_OR_JSON [--certificate] [--rerun [--yes] [--shard K/N]]")
     if "--rerun" not in args:
-        sys.exit(_run(session, _venv(session, RUNTIME), "reports", ["verify", *args]))
-    impl = _checked(_recorded_impl(Path(session.invoked_from, args[0])))  # a word --impl refuses: nothing installed
-    code = _run(session, _venv(session, RUNTIME), "reports", ["verify", *args, "--confirm-only"])
+        sys.exit(run(session, venv(session, RUNTIME), "reports", ["verify", *args]))
+    impl = checked(recorded_impl(Path(session.invoked_from, args[0])))  # a word --impl refuses: nothing installed
+    code = run(session, venv(session, RUNTIME), "reports", ["verify", *args, "--confirm-only"])
     if code != 0:  # the checks failed, or the rerun was not confirmed: nothing installed
         sys.exit(code)
-    python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
-    sys.exit(_run(session, python, "reports", ["verify", *(a for a in args if a != "--yes"), "--yes"]))
+    python = venv(session, [*RUNTIME, *runtime_distributions(impl)], label(impl))
+    sys.exit(run(session, python, "reports", ["verify", *(a for a in args if a != "--yes"), "--yes"]))
 
 
 @nox.session(venv_backend="none")
@@ -392,29 +199,12 @@ def replay(session: nox.Session) -> None:
     (``history`` and ``ecosystem`` do this themselves)."""
     folders = [str(Path(session.invoked_from, folder)) for folder in session.posargs]
     if len(folders) < 2:
-        _stop("usage: nox -s replay -- RUN_DIR RUN_DIR [...] (at least two report folders of runs)")
+        stop("usage: nox -s replay -- RUN_DIR RUN_DIR [...] (at least two report folders of runs)")
     for folder in folders:
-        impl = _checked(_recorded_impl(Path(folder)))  # a word --impl refuses: nothing installed
-        python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
-        if code := _run(session, python, "engine.replays", [folder, "--from", *folders]):
+        impl = checked(recorded_impl(Path(folder)))  # a word --impl refuses: nothing installed
+        python = venv(session, [*RUNTIME, *runtime_distributions(impl)], label(impl))
+        if code := run(session, python, "engine.judging.replays", [folder, "--from", *folders]):
             sys.exit(code)
-
-
-_REPORT_CAP = 256 << 20  # bytes of a report.json read for its implementation word
-
-
-def _recorded_impl(report: Path) -> str:
-    """The --impl value a report's certificate names (read bounded: the report is untrusted)."""
-    path = report / "report.json" if report.is_dir() else report
-    try:
-        with open(path, "rb") as file:
-            text = file.read(_REPORT_CAP + 1)
-        impl = json.loads(text)["certificate"]["implementation"] if len(text) <= _REPORT_CAP else None
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        impl = None
-    if not isinstance(impl, str):
-        _stop(f"{path}: names no implementation to run again; pass the report.json a run wrote")
-    return impl
 
 
 # --- the project's own measurements --------------------------------------------------------------
@@ -452,6 +242,6 @@ def bench(session: nox.Session) -> None:
     an hour), and where a judged case's time goes per runtime: ``nox -s bench -- [--repeat N]
     [--skip-runs] [--runtimes onnxruntime,tvm] [--runtimes-profile certify] [--impls
     +tvm,tinygrad,iree] [--versions 13] [--profile quick]``."""
-    _debian(session, _RUNTIME_COMMANDS, "the built-in runtimes")
+    debian(session, _RUNTIME_COMMANDS, "the built-in runtimes")
     session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
     session.run("python", "benchmarks/bench_all.py", *session.posargs)

@@ -47,10 +47,10 @@ import bench_runtimes  # noqa: E402
 import hypothesis.errors  # noqa: E402
 
 import spec  # noqa: E402
-from engine.options import validate  # noqa: E402
-from engine.plan import Task  # noqa: E402
-from engine.run import run_task  # noqa: E402
-from engine.session import Nonconformance, Session  # noqa: E402
+from engine.config.options import validate  # noqa: E402
+from engine.config.plan import Task  # noqa: E402
+from engine.judging.run import run_task  # noqa: E402
+from engine.judging.session import Nonconformance, Session  # noqa: E402
 from generators import profiles  # noqa: E402
 
 VERSION = 13

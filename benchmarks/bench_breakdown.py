@@ -15,7 +15,7 @@ stage's time leaves out the stages it calls), so they add up to the whole:
   (tract aborts on an axis out of range); in-process, the call wrapper's copies;
 - implementation: ``Reply.seconds``, compile and run;
 - oracle: ``spec.oracle`` as the judge and the census use it;
-- judge: ``engine.judge`` and ``engine.census`` without the oracle, the re-asks and the records;
+- judge: ``engine.judging.judge`` and ``engine.judging.census`` without the oracle, the re-asks and the records;
 - record: the case digests, tensors written out, results kept and streamed;
 - other: the session's bookkeeping (settled inputs, searches, the minimizer's logic), and any
   wait for the thread that works out the oracle's expectations and the input digests while the
@@ -44,13 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import engine.census  # noqa: E402
-import engine.judge  # noqa: E402
-import engine.session  # noqa: E402
-from engine.options import validate  # noqa: E402
-from engine.plan import SUITES, plan  # noqa: E402
-from engine.run import run_task  # noqa: E402
-from engine.session import Nonconformance, Session  # noqa: E402
+import engine.judging.census  # noqa: E402
+import engine.judging.judge  # noqa: E402
+import engine.judging.session  # noqa: E402
+from engine.config.options import validate  # noqa: E402
+from engine.config.plan import SUITES, plan  # noqa: E402
+from engine.judging.run import run_task  # noqa: E402
+from engine.judging.session import Nonconformance, Session  # noqa: E402
 from generators import profiles  # noqa: E402
 from results import stream  # noqa: E402
 
@@ -112,10 +112,10 @@ class Stopwatch:
 # (owner, attribute, stage): the names the engine calls, wrapped where they are looked up.
 _WRAPPED = (
     (Session, "check_all", "other"), (Session, "check", "other"), (Session, "found", "other"),
-    (engine.session, "twin", "generate"), (engine.session, "judge", "judge"),
-    *((engine.judge, name, "oracle") for name in ("expect", "read", "verify", "violations")),
-    *((engine.census, name, "oracle") for name in ("argmin", "order_keys")),
-    *((engine.judge, name, "record") for name in ("input_digest", "answer_digest", "to_tensor")),
+    (engine.judging.session, "twin", "generate"), (engine.judging.session, "judge", "judge"),
+    *((engine.judging.judge, name, "oracle") for name in ("expect", "read", "verify", "violations")),
+    *((engine.judging.census, name, "oracle") for name in ("argmin", "order_keys")),
+    *((engine.judging.judge, name, "record") for name in ("input_digest", "answer_digest", "to_tensor")),
     (Session, "_record", "record"),
 )
 

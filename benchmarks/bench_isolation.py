@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.isolation import ISOLATION_MODES, Runner  # noqa: E402
+from engine.asking.isolation import ISOLATION_MODES, Runner  # noqa: E402
 
 # The implementation measured, named by this file's path: the worker loads it as a plug-in file.
 IMPL = f"{Path(__file__).resolve()}:trivial_argmin"

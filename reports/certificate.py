@@ -52,7 +52,7 @@ def _reasons(raw: RawRun) -> list[str]:
 
 
 def _sandbox(environment: dict[str, Any]) -> dict[str, Any]:
-    """Where the implementation ran (engine.sandbox.Sandbox.record), as the run recorded it."""
+    """Where the implementation ran (engine.asking.sandbox.Sandbox.record), as the run recorded it."""
     recorded = environment.get("sandbox")
     return recorded if isinstance(recorded, dict) and "mechanism" in recorded else UNRECORDED
 

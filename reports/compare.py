@@ -7,7 +7,7 @@ not any more. Strictness (how invalid models are treated) changes are listed, ne
 they are not conformance (results.verdict).
 
 Where the old run's folder holds the new run's counterexamples asked of the old implementation
-(``replays.json``, engine.replays), a clause newly failing whose counterexample fails the old run
+(``replays.json``, engine.judging.replays), a clause newly failing whose counterexample fails the old run
 too is not new, only newly met: listed, never a regression. Where the new folder holds the old
 run's counterexamples, a clause "newly passing" on which one of them still fails is not passing."""
 
@@ -81,7 +81,7 @@ def _also_failing(asked: list[dict], source: str) -> set[tuple[int, str]]:
 
 
 def _label(document: Document) -> str:
-    """A run's name in replays.json (engine.replays.label)."""
+    """A run's name in replays.json (engine.judging.replays.label)."""
     return str(document["certificate"]["implementation_version"] or document["run"]["impl"])
 
 

@@ -66,7 +66,7 @@ def _type_cell(document: Document, version: int, clause_id: str, type_name: str)
 
 
 def label(column: dict) -> str:
-    """How a run is named where its counterexamples are asked (engine.replays.label)."""
+    """How a run is named where its counterexamples are asked (engine.judging.replays.label)."""
     return str(column["version"] or column["impl"])
 
 

@@ -7,7 +7,6 @@ ints, so uint64 and int64 extremes survive), never from a rounded printout."""
 from __future__ import annotations
 
 import itertools
-import keyword
 import re
 
 import spec
@@ -121,19 +120,6 @@ def _comment(label: str, value: Tensor | str | None) -> str:
     return f"# {label}: {text}"
 
 
-def _call_arguments(version: int, attributes: dict) -> str:
-    named = [f"opset={int(version)}"]
-    odd = {}
-    for name, value in attributes.items():
-        if str(name).isidentifier() and not keyword.iskeyword(str(name)) and name != "opset":
-            named.append(f"{name}={value!r}")
-        else:
-            odd[str(name)] = value
-    if odd:
-        named.append(f"**{odd!r}")
-    return ", ".join(named)
-
-
 def _data_lines(ce: Counterexample) -> list[str]:
     """Lines setting ``data`` and ``attributes``, the case's; for a failure in a packed model also
     ``datas`` and ``node_attributes``, every node's in order, the case's at POSITION."""
@@ -187,8 +173,8 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
         "sys.path.insert(0, '')  # the current directory: the checkout, where run from its root",
         "try:",
         "    import spec",
-        "    from engine.loader import resolve",
-        *(["    from engine.judge import declared_shape"] if form else []),
+        "    from engine.asking.loader import resolve",
+        *(["    from engine.judging.judge import declared_shape"] if form else []),
         "    from spec.oracle import expect, verify",
         "except ImportError as exc:",
         "    sys.exit(f'run this from the root of the argmin-conformance checkout, or with PYTHONPATH set '",

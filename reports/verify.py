@@ -44,8 +44,9 @@ import jinja2
 import jsonschema
 
 import spec
-from engine import runtimes, shards
-from engine.shards import Shard
+from engine import runtimes
+from engine.config import shards
+from engine.config.shards import Shard
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
@@ -209,7 +210,7 @@ def _documents(document: dict, folder: Path) -> Check:
 
 
 def _planned(raw: RawRun) -> list[str]:
-    """The tests the run's own settings give (engine.shards.planned), its part's for a shard:
+    """The tests the run's own settings give (engine.config.shards.planned), its part's for a shard:
     what its plan must be."""
     info = raw.info
     shard = None if info.shard is None else Shard(int(info.shard["index"]), int(info.shard["count"]))

@@ -52,7 +52,7 @@ def _bytes(array: np.ndarray) -> bytes | np.ndarray:
 def _array_parts(array: np.ndarray) -> tuple[bytes, bytes, bytes | np.ndarray]:
     array = np.ascontiguousarray(array)
     # An object array's bytes are pointers: digest what the objects say instead (an answer's
-    # objects are texts by now: engine.worker describes them; nothing else is repr()-ed).
+    # objects are texts by now: engine.asking.worker describes them; nothing else is repr()-ed).
     content = "\x1f".join(e if isinstance(e, str) else type(e).__name__ for e in array.reshape(-1)).encode(
         "utf-8", errors="surrogatepass") if array.dtype.hasobject else _bytes(array)
     return _dtype_name(array.dtype), repr(array.shape).encode(), content

@@ -113,7 +113,7 @@ def collect(impl_description: dict, suite: dict[str, Any], sandbox: dict[str, An
     """The environment dict for RawRun.environment: ``impl_description`` (what provides the
     implementation, as the plug-in layer found it where the implementation loaded: module,
     distribution, version, device), ``suite`` (``suite_state()``, taken before the implementation
-    loaded), ``sandbox`` (engine.sandbox.Sandbox.record: where the implementation ran) plus
+    loaded), ``sandbox`` (engine.asking.sandbox.Sandbox.record: where the implementation ran) plus
     everything found here. Never fails: what cannot be found is None (e.g. no git)."""
     return {
         **impl_description,

@@ -6,7 +6,7 @@ than one list (a crash is a reply's status, a case's outcome and a census status
 This module imports nothing: a worker process reads its words without loading the rest of the
 suite."""
 
-# What one call of the implementation did (engine.worker, engine.isolation).
+# What one call of the implementation did (engine.asking.worker, engine.asking.isolation).
 OK = "ok"  # it returned an answer, kept to be judged
 UNSUPPORTED = "unsupported"  # it raised NotImplementedError: not implemented, not a rejection
 RAISED = "raised"  # it raised any other exception: a rejection
@@ -14,7 +14,7 @@ CRASH = "crash"  # its worker died, held more memory than its limit, or it calle
 TIMEOUT = "timeout"  # it gave no answer within --timeout, and its worker was killed
 OVERSIZE = "oversize"  # it returned far more than the output's size: judged on its shape alone, not kept
 UNASKED = "unasked"  # it was not made: its batch had spent its budget of crashes and hangs
-# What a worker replies; a status's position here is its code on the wire (engine.worker.encode).
+# What a worker replies; a status's position here is its code on the wire (engine.asking.worker.encode).
 REPLY_STATUSES = (OK, UNSUPPORTED, RAISED, CRASH, TIMEOUT, OVERSIZE)
 FAULTS = (CRASH, TIMEOUT)  # a call that took its worker down (as a status, an outcome or a census status)
 

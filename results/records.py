@@ -16,7 +16,8 @@ from typing import Any
 
 from .outcomes import RETURNED
 
-_TASK_ID = re.compile(r"\[([^\]]*)\]")  # the first [...] of a pytest node id: the task's id (engine.plan.Task.id)
+# The first [...] of a pytest node id: the task's id (engine.config.plan.Task.id).
+_TASK_ID = re.compile(r"\[([^\]]*)\]")
 
 
 @dataclass
@@ -113,19 +114,19 @@ class CaseResult:
     answer_digest: str = ""
     form: str | None = None  # the model form (symbolic, static, initializer); None for a function plug-in
     # A failure that shows only in a packed model: its node count (the one-node model of the same
-    # case answers right); None for everything else (engine.session._alone).
+    # case answers right); None for everything else (engine.judging.session._alone).
     packed: int | None = None
 
     @property
     def test_key(self) -> str:
         """The name of the test that recorded it across shards and runs, as a shard's run lists
-        its tests (engine.shards.test_key): its suite and the task id in its pytest node id."""
+        its tests (engine.config.shards.test_key): its suite and the task id in its pytest node id."""
         return test_key(self.suite, self.test)
 
 
 def test_key(suite: str, node_id: str) -> str:
     """A test's name across shards and runs from its suite and pytest node id: the suite and the
-    task id in the node id (engine.shards.test_key names a task the same way)."""
+    task id in the node id (engine.config.shards.test_key names a task the same way)."""
     found = _TASK_ID.search(node_id)
     return f"{suite}:{found[1] if found else node_id}"
 
@@ -157,13 +158,13 @@ class CensusRecord:
     negative axes: within [-r, -1] or below -r). ``deterministic`` says whether the same input,
     asked again, got the same answer (None where it was not asked again: crash, timeout);
     ``again`` where it was asked again (ANOTHER_PROCESS or SAME_PROCESS; None: not asked again).
-    ``flags`` are census warnings about the answer itself (engine.census.flags: ``wrong-shape``,
+    ``flags`` are census warnings about the answer itself (engine.judging.census.flags: ``wrong-shape``,
     ``not-an-index``)."""
 
     version: int
     type_name: str
     topic: str  # the undefined clause id, e.g. C14
-    input: Tensor | None  # None for large inputs (see engine.judge.CENSUS_EXAMPLE_LIMIT)
+    input: Tensor | None  # None for large inputs (see engine.judging.judge.CENSUS_EXAMPLE_LIMIT)
     attributes: dict[str, int]
     observed: Tensor | str | None  # the returned tensor (None when large), or the exception text
     fits: list[str]
@@ -206,7 +207,8 @@ class RunInfo:
     # The same counts by suite and model form: [{"suite", "form", "compiles", "loaded", "calls", "seconds"}].
     model_usage: list[dict[str, Any]] | None = None
     compile_cache: str | None = None  # --compile-cache: "on" or "off"; None where the implementation has none
-    # --shard: {"index", "count", "plan_sha256", "plan_tests", "tests"} (engine.shards.record); None for a whole run
+    # --shard: {"index", "count", "plan_sha256", "plan_tests", "tests"} (engine.config.shards.record);
+    # None for a whole run
     shard: dict[str, Any] | None = None
     # A report merged from shards: {"count", "merged": [indices], "missing": [indices]} (reports.merge)
     merged: dict[str, Any] | None = None

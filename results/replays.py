@@ -1,5 +1,5 @@
 """``replays.json``: what a run's implementation answered to the counterexamples of other runs
-(engine.replays asks them), in the run's folder beside its own results. The pages that compare
+(engine.judging.replays asks them), in the run's folder beside its own results. The pages that compare
 runs (reports.matrix, reports.history) read it: a cell fails where the run failed, or where
 another run's counterexample fails there."""
 
@@ -16,14 +16,14 @@ REPLAYS = "replays.json"
 FAILS, PASSES, NOT_ASKED = "fail", "pass", "not-asked"
 
 
-# Each entry's fields and their types (engine.replays.Replay); an entry without them is dropped.
+# Each entry's fields and their types (engine.judging.replays.Replay); an entry without them is dropped.
 FIELDS = {"source": str, "anchor": str, "version": int, "clause": str, "type_name": str, "outcome": str,
           "detail": str}
 
 
 def read(folder: Path) -> dict | None:
     """A run folder's replays, or None where it has none (or none that can be read); entries
-    that are not what engine.replays writes are left out (the file is as untrusted as the run)."""
+    that are not what engine.judging.replays writes are left out (the file is as untrusted as the run)."""
     path = Path(folder) / REPLAYS
     try:
         data = read_json(path) if path.is_file() else None

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import spec
-from engine.loader import UsageError
-from engine.options import OPTIONS, validate
+from engine.asking.loader import UsageError
+from engine.config.options import OPTIONS, validate
 from results import RawRun
 from results.verdict import exit_status
 

@@ -23,13 +23,13 @@ from types import FrameType
 import pytest
 
 import spec
-from engine.isolation import Runner
-from engine.loader import UsageError
-from engine.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
-from engine.plan import Task
-from engine.sandbox import undumpable
-from engine.session import Nonconformance, Session
-from engine.shards import select
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError
+from engine.asking.sandbox import undumpable
+from engine.config.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
+from engine.config.plan import Task
+from engine.config.shards import select
+from engine.judging.session import Nonconformance, Session
 from generators import profiles
 from results import IMPLEMENTATION_LOG, files, hooks, save, stream
 from results.environment import collect, suite_state

@@ -1,7 +1,7 @@
 """The census of undefined behaviour: NaN, empty axes, out-of-set attribute values, and the
 version-specific gaps. Nothing here can fail the verdict; every observation is recorded."""
 
-from engine.run import run_task
+from engine.judging.run import run_task
 
 SUITE = "census"
 

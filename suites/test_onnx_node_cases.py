@@ -1,6 +1,6 @@
 """Fixed vectors: ONNX's own 16 ArgMin node tests, at every version where each is valid."""
 
-from engine.run import run_task
+from engine.judging.run import run_task
 
 SUITE = "fixed"
 

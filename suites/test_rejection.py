@@ -1,7 +1,7 @@
 """Rejection clauses: inputs the version must refuse (axis out of range, rank 0, types outside
 T, undeclared attributes) must raise."""
 
-from engine.run import run_task
+from engine.judging.run import run_task
 
 SUITE = "rejection"
 

@@ -1,7 +1,7 @@
 """Semantic properties: every valid input of every type, judged exactly against the oracle
 (dtype, shape, index range, minimum, tie rule, defaults, axis, zero-size dimensions)."""
 
-from engine.run import run_task
+from engine.judging.run import run_task
 
 SUITE = "property"
 

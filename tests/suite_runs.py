@@ -3,10 +3,10 @@ afterwards: its results, census records, calls, compiles and timeouts."""
 
 from __future__ import annotations
 
-from engine.options import Settings
-from engine.plan import plan
-from engine.run import run_task
-from engine.session import Nonconformance, Session
+from engine.config.options import Settings
+from engine.config.plan import plan
+from engine.judging.run import run_task
+from engine.judging.session import Nonconformance, Session
 
 
 def suite_session(chosen: Settings, suite: str) -> tuple[Session, int]:

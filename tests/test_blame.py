@@ -13,11 +13,11 @@ import pytest
 
 import spec
 import zoo
-from engine import worker
-from engine.isolation import Reply
-from engine.judge import judge
-from engine.options import validate
-from engine.run import run_all
+from engine.asking import worker
+from engine.asking.calls import Reply
+from engine.config.options import validate
+from engine.judging.judge import judge
+from engine.judging.run import run_all
 from generators import Case, profiles
 from results.verdict import NON_CONFORMANT, verdicts
 from tests.impls import plugin_flaky

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 import spec
-from engine import worker
-from engine.isolation import Reply, Runner
-from engine.judge import Judgement, judge
-from engine.loader import UsageError
-from engine.options import memory_limit
+from engine.asking import worker
+from engine.asking.calls import Reply
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError
+from engine.config.options import memory_limit
+from engine.judging.judge import Judgement, judge
 from generators import Case
 from results import raw_path, read_json
 from tests.impls.plugin_hostile import LEAK_BYTES

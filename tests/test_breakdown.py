@@ -9,8 +9,8 @@ import itertools
 import pytest
 
 from benchmarks.bench_breakdown import STAGES, Breakdown, Stopwatch, chosen, instrumented, summarize, table
-from engine import judge, session
-from engine.isolation import Reply
+from engine.asking.calls import Reply
+from engine.judging import judge, session
 
 
 def _clock(*ticks: float):

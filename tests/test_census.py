@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import spec
-from engine import census
-from engine.options import run_info, validate
-from engine.run import run_all
+from engine.config.options import run_info, validate
+from engine.judging import census
+from engine.judging.run import run_all
 from generators import profiles
 from reports import aggregate
 from reports.census import NO_LISTED_POLICY, entries

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import noxfile
-from engine.options import validate
+from engine.config.options import validate
 from reports import baseline
 from suites.__main__ import _parser
 
@@ -90,7 +90,7 @@ def _cached(recipe: dict) -> list[str]:
 def test_the_shard_jobs_keep_the_virtualenv_and_the_compile_cache(name: str) -> None:
     recipe = yaml.safe_load((RECIPES / name).read_text(encoding="utf-8"))
     kept = [path.rstrip("/") for path in _cached(recipe)]
-    assert ".nox" in kept, kept  # the conformance virtualenv (noxfile._venv reuses it)
+    assert ".nox" in kept, kept  # the conformance virtualenv (tools.sessions.venv reuses it)
     if "jobs" in recipe:
         assert "~/.cache/argmin-conformance" in kept, kept
     else:  # the compile cache follows XDG_CACHE_HOME into the kept folder

@@ -13,13 +13,13 @@ import pytest
 
 import spec
 from engine.adapters.signatures import SignatureModels
-from engine.forms import SYMBOLIC
-from engine.isolation import Runner
-from engine.options import compile_cache_folder, run_info, validate
-from engine.plan import Task
-from engine.run import run_all, run_task
-from engine.run import test_cases as cases_of
-from engine.session import Session
+from engine.asking.isolation import Runner
+from engine.config.options import compile_cache_folder, run_info, validate
+from engine.config.plan import Task
+from engine.contract.forms import SYMBOLIC
+from engine.judging.run import run_all, run_task
+from engine.judging.run import test_cases as cases_of
+from engine.judging.session import Session
 from generators.quotas import CENSUS_QUOTA
 from results import RawRun
 from results.verdict import CONFORMANT, standings
@@ -97,7 +97,7 @@ def test_the_census_asks_its_second_process_in_the_first_process_packs(tmp_path:
         return replies
 
     monkeypatch.setattr(second, "call_many", counted)
-    monkeypatch.setattr("engine.session.implementation", lambda settings: second)
+    monkeypatch.setattr("engine.judging.session.implementation", lambda settings: second)
     first = Runner(f"{FAKE}:correct", isolation="process", compile_cache=tmp_path)
     # As after packs of the earlier tests failed (a runtime with packed-only bugs): smaller packs.
     float_calls = [(np.zeros((2, 2), np.float32), 13, {}, SYMBOLIC)] * 4
@@ -125,7 +125,7 @@ def test_a_doubtful_kind_the_runtime_answers_is_asked_alone_once_then_packed(mon
         return replies
 
     monkeypatch.setattr(first, "call_many", recorded)
-    monkeypatch.setattr("engine.session.implementation", lambda settings: Runner(f"{FAKE}:correct"))
+    monkeypatch.setattr("engine.judging.session.implementation", lambda settings: Runner(f"{FAKE}:correct"))
     session = Session(settings, first)
     try:
         run_task(session, Task("census", 13, "int8", form=SYMBOLIC), "census::v13-int8")

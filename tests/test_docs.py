@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import noxfile
-from engine.loader import describe, resolve
-from engine.options import OPTIONS
+from engine.asking.loader import describe, resolve
+from engine.config.options import OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

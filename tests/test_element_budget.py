@@ -40,7 +40,7 @@ def _strategies(version: int, type_name: str) -> dict[str, tuple[object, int]]:
 
 
 def _one_test(strategy, profile: str, seed: int) -> list[Batch]:
-    """The batches one test of ``profile`` draws (one search, as engine.run draws them)."""
+    """The batches one test of ``profile`` draws (one search, as engine.judging.run draws them)."""
     drawn: list[Batch] = []
 
     @settings(max_examples=profiles.examples(profile), database=None, deadline=None, phases=[Phase.generate],

@@ -20,7 +20,7 @@ def _git(folder: Path, *args: str) -> None:
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A committed checkout shaped like the suite's, which environment.checkout() then reads."""
-    for name in ("engine/loader.py", "reports/render.py", "README.md", "noxfile.py"):
+    for name in ("engine/asking/loader.py", "reports/render.py", "README.md", "noxfile.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("# committed\n")
     _git(tmp_path, "init", "-q")
@@ -61,7 +61,7 @@ def test_an_edit_hidden_from_git_status_is_still_a_modified_tree(checkout: Path,
 
 
 def test_a_flag_alone_is_a_modified_tree(checkout: Path) -> None:
-    _git(checkout, "update-index", "--skip-worktree", "engine/loader.py")
+    _git(checkout, "update-index", "--skip-worktree", "engine/asking/loader.py")
     assert environment.checkout()["git_dirty"] is True
 
 
@@ -71,6 +71,6 @@ def test_a_file_system_monitor_the_checkout_names_is_never_run(checkout: Path) -
     hook.write_text(f"#!/bin/sh\ntouch {checkout / 'RAN'}\n")
     hook.chmod(0o755)
     _git(checkout, "config", "core.fsmonitor", str(hook))
-    (checkout / "engine/loader.py").write_text("changed\n")
+    (checkout / "engine/asking/loader.py").write_text("changed\n")
     assert environment.checkout()["git_dirty"] is True
     assert not (checkout / "RAN").exists()

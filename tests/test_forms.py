@@ -13,14 +13,15 @@ import numpy as np
 import pytest
 
 import spec
-from engine import adapters, isolation
-from engine.forms import FORMS, QUOTA_FORMS
-from engine.isolation import Reply
-from engine.judge import judge
-from engine.loader import UsageError
-from engine.options import validate
-from engine.plan import plan
-from engine.run import run_all
+from engine import adapters
+from engine.asking import isolation
+from engine.asking.calls import Reply
+from engine.asking.loader import UsageError
+from engine.config.options import validate
+from engine.config.plan import plan
+from engine.contract.forms import FORMS, QUOTA_FORMS
+from engine.judging.judge import judge
+from engine.judging.run import run_all
 from generators import Case, profiles
 from generators.quotas import FORM_QUOTA
 from reports import aggregate
@@ -146,7 +147,7 @@ def test_the_report_shows_each_form_as_a_result_of_its_own(monkeypatch: pytest.M
     monkeypatch.setattr(isolation, "resolve", lambda impl: DeclaresTheInputShape())
     settings = _settings(versions="13", dtypes="float,bfloat16")
     session = run_all(settings)
-    from engine.options import run_info
+    from engine.config.options import run_info
     from results import RawRun
 
     raw = RawRun(run_info(settings, 0.0), {}, session.results, session.census)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 import spec
-from engine.minimize import minimize
+from engine.judging.minimize import minimize
 from generators import (
     BATCH,
     Case,
@@ -273,7 +273,7 @@ def test_a_correct_implementation_is_never_flagged() -> None:
 
 def shrunk(impl: Impl, vspec: spec.VersionSpec, dtype: str, examples: int) -> Case:
     """The misbehaving case of the first failing batch, minimized, as the suites report it (they
-    leave Hypothesis' shrinker out: engine.run)."""
+    leave Hypothesis' shrinker out: engine.judging.run)."""
     cases = find(semantic_cases(vspec, dtype, batch=BATCH),
                  lambda cases: first_misbehaving(impl, vspec, cases) is not None,
                  settings=settings(max_examples=examples, derandomize=True, database=None, deadline=None,

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 import spec
-from engine import isolation, sandbox, worker
-from engine.isolation import Reply, Runner
-from engine.judge import judge
+from engine.asking import isolation, sandbox, worker
+from engine.asking.calls import Reply
+from engine.asking.isolation import Runner
+from engine.judging.judge import judge
 from generators import Case
 from results import raw_path, read_json
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from engine import sandbox
+from engine.asking import sandbox
 from results import IMPLEMENTATION_LOG
 from tests import test_hostile
 from tests.impls.plugin_attacks import FORGED_LINE, LINKED
@@ -98,7 +98,7 @@ def test_code_planted_in_a_module_never_runs_in_the_process_that_owns_the_run(tm
 # Runs the front door with an audit hook that lists the modules imported once a worker has started.
 AUDITED = """
 import sys
-from engine import isolation
+from engine.asking import isolation
 late, started = [], isolation._Worker.__init__
 def armed(self, *args, **options):
     started(self, *args, **options)

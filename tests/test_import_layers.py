@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # Folders outside the layers: they may import any layer, and no layer may import them.
-OUTSIDE = ("tests", "benchmarks")
+OUTSIDE = ("tests", "benchmarks", "tools")
 
 Graph = Mapping[str, Iterable[str]]
 
@@ -37,10 +37,10 @@ class Layer:
         return f"Layer({sorted(self.layers)}, {sorted(self.modules)})"
 
 
-def documented_layers(text: str) -> dict[str, Layer]:
-    """The table under "| layer | imports from |": per layer folder, the folders it may import
-    (written `name/`) and single modules of other folders (written `package.module`)."""
-    table = text.split("| layer | imports from |", 1)[1].split("\n\n", 1)[0]
+def documented_layers(text: str, header: str = "| layer | imports from |") -> dict[str, Layer]:
+    """The table under ``header``: per layer folder, the folders it may import (written `name/`)
+    and single modules of other folders (written `package.module`)."""
+    table = text.split(header, 1)[1].split("\n\n", 1)[0]
     layers = {}
     for row in table.splitlines()[2:]:
         folder, allowed = (cell.strip() for cell in row.strip("|").split("|"))
@@ -60,18 +60,12 @@ def module_files(root: Path, folders: Iterable[str]) -> dict[str, Path]:
     return found
 
 
-def _type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
 def _import_nodes(nodes: Iterable[ast.AST]) -> Iterable[ast.Import | ast.ImportFrom]:
-    """Every import statement among ``nodes`` and within them, in functions too, but not under
-    ``if TYPE_CHECKING:`` (read by a type checker only, never run)."""
+    """Every import statement among ``nodes`` and within them, in functions and under ``if
+    TYPE_CHECKING:`` too: a type-only import is a dependency a reader follows like any other."""
     for node in nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        elif _type_checking(node):
-            yield from _import_nodes(node.orelse)
         else:
             yield from _import_nodes(ast.iter_child_nodes(node))
 
@@ -115,6 +109,26 @@ def forbidden(graph: Graph, layers: Mapping[str, Layer]) -> list[str]:
             if target.split(".")[0] != name.split(".")[0] and not layers[name.split(".")[0]].allows(target)]
 
 
+def forbidden_within(graph: Graph, package: str, rooms: Mapping[str, Layer]) -> list[str]:
+    """Each import between two rooms of ``package`` (its sub-packages) that the importer's row
+    of ``rooms`` does not name, as "importer -> imported"; a module of ``package`` outside every
+    room is one too ("... -> outside the rooms")."""
+    def room(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if parts[0] == package and len(parts) > 1 else None
+
+    found = []
+    for name, targets in sorted(graph.items()):
+        if room(name) is None:
+            continue
+        if room(name) not in rooms:
+            found.append(f"{name} -> outside the rooms")
+            continue
+        found += [f"{name} -> {target}" for target in sorted(targets)
+                  if room(target) not in (None, room(name)) and room(target) not in rooms[room(name)].layers]
+    return found
+
+
 def cycles(graph: Graph) -> list[list[str]]:
     """The circles of imports: each set of two or more modules that import one another, directly
     or through others (Tarjan's strongly connected components), sorted."""
@@ -146,6 +160,7 @@ def cycles(graph: Graph) -> list[list[str]]:
 
 
 LAYERS = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+ROOMS = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"), "| engine layer | imports from |")
 GRAPH = import_graph(ROOT, LAYERS)
 
 
@@ -166,6 +181,15 @@ def test_the_checker_finds_every_circle_and_only_circles() -> None:
     assert cycles({"e.run": {"e.plan"}, "e.plan": {"e.forms"}, "e.forms": set()}) == []
 
 
+def test_the_checker_finds_an_import_into_a_higher_room() -> None:
+    """A planted upward import inside the engine: the worker (asking) reading the options (config)."""
+    rooms = {"contract": Layer(), "asking": Layer(["contract"]), "config": Layer(["contract", "asking"])}
+    graph = {"engine.asking.worker": {"engine.contract.forms", "engine.config.options", "results.outcomes"},
+             "engine.config.options": {"engine.asking.worker"}, "engine.loose": set(), "engine": set()}
+    assert forbidden_within(graph, "engine", rooms) == ["engine.asking.worker -> engine.config.options",
+                                                         "engine.loose -> outside the rooms"]
+
+
 def test_imports_are_read_from_the_source_as_python_resolves_them(tmp_path: Path) -> None:
     (tmp_path / "engine" / "adapters").mkdir(parents=True)
     (tmp_path / "results").mkdir()
@@ -178,7 +202,7 @@ def test_imports_are_read_from_the_source_as_python_resolves_them(tmp_path: Path
         "def late():\n    from engine.worker import call\n")
     graph = import_graph(tmp_path, ["engine", "results"])
     assert graph["engine.adapters"] == {"engine.adapters.compiled"}
-    assert graph["engine.adapters.compiled"] == {"engine.forms", "engine.worker", "results.outcomes"}
+    assert graph["engine.adapters.compiled"] == {"engine.forms", "engine.worker", "engine.options", "results.outcomes"}
 
 
 def test_the_table_of_layers_is_read_from_the_docs() -> None:
@@ -202,15 +226,23 @@ def test_every_module_imports_only_what_its_layer_may() -> None:
     assert forbidden(GRAPH, LAYERS) == []
 
 
+def test_every_engine_module_lives_in_a_room_and_imports_only_what_its_room_may() -> None:
+    assert set(ROOMS) == {"contract", "runtimes", "adapters", "asking", "config", "judging"}
+    assert forbidden_within(GRAPH, "engine", ROOMS) == []
+    drawn = {name: set(room.layers) for name, room in ROOMS.items()}
+    assert cycles(drawn) == [] and all(t in ROOMS for targets in drawn.values() for t in targets)
+
+
 def test_no_module_imports_itself_round_a_circle() -> None:
-    assert {"engine.worker", "engine.loader", "engine.adapters.compiled"} <= set(GRAPH)
+    assert {"engine.asking.worker", "engine.asking.loader", "engine.adapters.compiled"} <= set(GRAPH)
     assert cycles(GRAPH) == []
 
 
 def test_a_worker_process_starts_without_loading_the_standard() -> None:
     """The worker reads the words of results.outcomes; the spec (with ml_dtypes, over a second to
     import) stays out of it."""
-    loaded = subprocess.run([sys.executable, "-c", "import sys; import engine.worker; print(sorted(sys.modules))"],
+    command = "import sys; import engine.asking.worker; print(sorted(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", command],
                             cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "'results.outcomes'" in loaded
     assert "'spec'" not in loaded and "'ml_dtypes'" not in loaded and "'engine.adapters'" not in loaded

@@ -1,11 +1,11 @@
-"""What nox says when pip cannot build a run's virtualenv (engine.installs.pip_failure), from
-pip's own output, and the lowest versions `nox -s minimums` installs (engine.installs.lowest)."""
+"""What nox says when pip cannot build a run's virtualenv (tools.installs.pip_failure), from
+pip's own output, and the lowest versions `nox -s minimums` installs (tools.installs.lowest)."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.installs import lowest, pip_failure
+from tools.installs import lowest, pip_failure
 
 # pip 24's output, as `nox -s conformance -- --impl openvino@2099.1` and
 # `-- --install onnxruntime==1.16.0 --impl onnxruntime@1.20.0` get it.

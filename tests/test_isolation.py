@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from benchmarks.bench_isolation import benchmark
-from engine import isolation
-from engine.isolation import Reply, Runner
-from engine.loader import UsageError
-from engine.options import validate
-from engine.session import FAULTS_PER_TEST
+from engine.asking import isolation
+from engine.asking.calls import Reply
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError
+from engine.config.options import validate
+from engine.judging.session import FAULTS_PER_TEST
 from results.outcomes import UNASKED
 from tests.suite_runs import suite_session
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import spec
-from engine import judge as judging
-from engine.isolation import Reply
-from engine.judge import expected, judge, prepare
-from engine.options import validate
-from engine.run import run_all
+from engine.asking.calls import Reply
+from engine.config.options import validate
+from engine.judging import judge as judging
+from engine.judging.judge import expected, judge, prepare
+from engine.judging.run import run_all
 from generators import Case, profiles
 from generators.twin import twin
 from results.digest import results_digest

@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from engine.minimize import _value_costs, value_cost
+from engine.judging.minimize import _value_costs, value_cost
 from generators import Case
 
 FLOATS = np.array([np.nan, -np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 2.5, 1e-40, -1e-40, 5e-324, 1e300, -3.0])

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import isolation, limits, output
-from engine.isolation import Runner
-from engine.loader import UsageError, check
+from engine.asking import isolation, limits, output
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError, check
 from reports.verify import verify
 from results import RawRun, RunInfo, load, save
 from results.records import TestEnd, lost_tests, missing_census

@@ -1,7 +1,7 @@
 """Failures only packed models show, recorded so that a vendor can reproduce them: the worker
 tells which model answered a packed call (its layout: the calls and dummy inputs of its nodes,
 and the call's node), the process that owns the run rebuilds that model from its own arrays, the
-session asks smaller packs until the smallest that still fails is found (engine.packs), the
+session asks smaller packs until the smallest that still fails is found (engine.asking.packing), the
 counterexample records it node by node, and both replay snippets rebuild it and fail while the
 runtime still gets it wrong. Fake model-level runtimes with packing bugs:
 tests/impls/model_packing.py."""
@@ -19,13 +19,14 @@ import numpy as np
 import pytest
 
 import spec
-from engine import worker
 from engine.adapters import models
-from engine.isolation import Layouts, Node, Packed, Runner
-from engine.loader import portable
-from engine.options import run_info
-from engine.packs import ASKS, LIGHTER_ASKS, lighter, smallest
-from engine.run import run_all
+from engine.asking import worker
+from engine.asking.calls import Node, Packed
+from engine.asking.isolation import Runner
+from engine.asking.loader import portable
+from engine.asking.packing import ASKS, LIGHTER_ASKS, Layouts, lighter, smallest
+from engine.config.options import run_info
+from engine.judging.run import run_all
 from reports import replay
 from reports.aggregate import aggregate
 from reports.render import render_report
@@ -129,7 +130,7 @@ def test_a_signature_model_names_its_dummies(isolation: str) -> None:
     assert [r.value.tolist() for r in replies] == [expected(call) for call in calls[:3]]
 
 
-# --- engine.packs: the smallest pack that still fails ---------------------------------------------
+# --- engine.asking.packing: the smallest pack that still fails ---------------------------------------------
 
 def _pack(count: int, position: int, dummies: int = 0) -> Packed:
     nodes = [Node(np.array([float(i)]), {"axis": 0}) for i in range(count)]
@@ -286,7 +287,7 @@ def test_every_second_ask_of_a_pack_rebuilds_one_model(tmp_path: Path) -> None:
     answer_model) and the two replay snippets build exactly the same model from a recorded pack:
     where they did not, a deterministic bug of large packs read as a flake while its snippet
     failed every time."""
-    from engine.session import Session
+    from engine.judging.session import Session
     from results.tensors import to_tensor
     from tests.impls import model_packing
 

@@ -15,13 +15,13 @@ import jsonschema
 import numpy as np
 import pytest
 
-from engine import worker
 from engine.adapters import OnnxRuntimeArgMin
-from engine.isolation import Runner
-from engine.loader import UsageError
-from engine.options import Settings, run_info, validate
-from engine.planner import PACK_NODES, Planner
-from engine.run import run_all
+from engine.asking import worker
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError
+from engine.asking.packing import PACK_NODES, Planner
+from engine.config.options import Settings, run_info, validate
+from engine.judging.run import run_all
 from reports.aggregate import aggregate
 from reports.matrix import matrix
 from reports.pytest_plugin import _causes

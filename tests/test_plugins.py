@@ -17,8 +17,8 @@ import onnxruntime
 import pytest
 
 from engine import adapters
-from engine.loader import UsageError, describe, model_based, portable, resolve
-from engine.sandbox import available
+from engine.asking.loader import UsageError, describe, model_based, portable, resolve
+from engine.asking.sandbox import available
 from results.environment import collect, suite_state
 
 IMPLS = Path(__file__).parent / "impls"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from engine import runtimes
-from engine.forms import FORMS
-from engine.loader import _GRAMMAR, UsageError, check, describe, model_based, resolve, runtime_distributions
-from engine.options import OPTIONS
+from engine.asking.loader import _GRAMMAR, UsageError, check, describe, model_based, resolve, runtime_distributions
+from engine.config.options import OPTIONS
+from engine.contract.forms import FORMS
 from reports.certificate import device
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,8 +28,8 @@ from onnx.backend.test.loader import load_model_tests
 
 import noxfile
 import spec
-from engine.options import run_info
-from engine.run import run_all
+from engine.config.options import run_info
+from engine.judging.run import run_all
 from reports import aggregate, write_reports
 from reports.__main__ import main
 from reports.regressions import ELEMENTS_PER_TEST, FOLDER, INDEX, export

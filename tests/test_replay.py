@@ -19,10 +19,10 @@ import pytest
 
 import spec
 from engine import runtimes
-from engine.isolation import Reply
-from engine.judge import judge
-from engine.loader import portable, resolve
-from engine.worker import call
+from engine.asking.calls import Reply
+from engine.asking.loader import portable, resolve
+from engine.asking.worker import call
+from engine.judging.judge import judge
 from generators import Case
 from reports.replay import snippet, standalone
 from results import Counterexample, Pack, PackNode

@@ -1,4 +1,4 @@
-"""Every run's counterexamples asked of the other runs (engine.replays), and the pages that read
+"""Every run's counterexamples asked of the other runs (engine.judging.replays), and the pages that read
 the answers (reports.matrix, reports.history): a bug one run's sample missed is still a FAIL in
 that run's cell, marked where it was found, and "appears" where it really appears."""
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.isolation import Reply, Runner
-from engine.replays import counterexamples, judged, replay
+from engine.asking.calls import Reply
+from engine.asking.isolation import Runner
+from engine.judging.replays import counterexamples, judged, replay
 from reports import write_reports
 from reports.__main__ import main
 from results import RawRun, replays
@@ -27,7 +28,7 @@ def _run(number: str, impl: str, met: bool) -> RawRun:
 
 
 def _asked(folder: Path, raw: RawRun, others: dict[str, RawRun], root: Path) -> None:
-    """What engine.replays writes into ``folder``: the other releases' counterexamples asked of
+    """What engine.judging.replays writes into ``folder``: the other releases' counterexamples asked of
     ``raw``'s implementation (in-process here; the nox sessions ask in a sandboxed worker)."""
     runner = Runner(raw.info.impl, isolation="none")
     try:

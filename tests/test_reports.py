@@ -221,7 +221,7 @@ def test_failing_report_shows_its_counterexamples(tmp_path: Path) -> None:
     for exact in ("-3.3895313892515355e+38", "18446744073709551615", "-9223372036854775808",
                   "5.960464477539063e-08", "select_last_index=1"):
         assert exact in html
-    assert "from engine.loader import resolve" in html and "Non-conformant" in html
+    assert "from engine.asking.loader import resolve" in html and "Non-conformant" in html
     assert json.loads(paths["json"].read_text(encoding="utf-8"))["schema"] == "argmin-conformance/report/4"
 
 
@@ -319,9 +319,9 @@ def test_replay_rebuilds_exact_values(dtype: str, values: list[str], expected: n
 
 def test_replay_snippets_call_the_implementation_with_the_recorded_input(failing: dict, monkeypatch) -> None:
     calls = []
-    loader = types.ModuleType("engine.loader")
+    loader = types.ModuleType("engine.asking.loader")
     loader.resolve = lambda impl: lambda data, **kwargs: calls.append((impl, data, kwargs)) or "ok"
-    monkeypatch.setitem(sys.modules, "engine.loader", loader)
+    monkeypatch.setitem(sys.modules, "engine.asking.loader", loader)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the snippet puts the checkout on it
     for failure in failing["failures"]:
         ce = failure["counterexample"]

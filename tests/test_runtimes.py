@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from engine import adapters
-from engine.forms import FORMS
-from engine.isolation import Runner
-from engine.options import validate
-from engine.run import run_all
+from engine.asking.isolation import Runner
+from engine.config.options import validate
+from engine.contract.forms import FORMS
+from engine.judging.run import run_all
 from generators import profiles
 from results import CENSUS
 

@@ -1,4 +1,4 @@
-"""The worker's sandbox (engine.sandbox): what a sandboxed implementation may and may not do,
+"""The worker's sandbox (engine.asking.sandbox): what a sandboxed implementation may and may not do,
 asked of a probing plug-in, and the command that sets the sandbox up."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import sandbox
-from engine.isolation import Runner
+from engine.asking import sandbox
+from engine.asking.isolation import Runner
 from tests.test_hostile import SANDBOXED
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -39,7 +39,7 @@ CELLS = {(BUCKET_NAMES[a], BUCKET_NAMES[b]) for a, b in REACHABLE}
 def standard_layouts(seed: int) -> tuple[Layout, ...]:
     """The shapes of every generated semantic case of a standard run with ``seed``: per (version,
     type) test, the profile's examples of BATCH cases from the test's own derived seed, decoded
-    like the suites decode them (engine.run, each batch within its element budget), but without
+    like the suites decode them (engine.judging.run, each batch within its element budget), but without
     building values."""
     drawn: list[Layout] = []
     for version, vspec in VERSIONS.items():

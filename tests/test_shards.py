@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import shards
-from engine.options import validate
+from engine.config import shards
+from engine.config.options import validate
 from reports import baseline
 from reports.verify import CannotVerify, verify
 from results import load, save

@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 
 import zoo
-from engine.options import validate
-from engine.plan import Task
-from engine.run import run_all, run_task
-from engine.session import Nonconformance, Session
+from engine.config.options import validate
+from engine.config.plan import Task
+from engine.judging.run import run_all, run_task
+from engine.judging.session import Nonconformance, Session
 from generators import Case, profiles
 from results import CENSUS
 from results.verdict import CONFORMANT, NON_CONFORMANT, standing, verdicts

@@ -12,8 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from engine.options import run_info, validate
-from engine.run import run_all
+from engine.config.options import run_info, validate
+from engine.judging.run import run_all
 from generators import profiles
 from reports import aggregate
 from results import RawRun

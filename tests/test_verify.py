@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import spec
-from engine import shards
-from engine.options import run_info, validate
-from engine.run import run_all
-from engine.sandbox import DENIES
+from engine.asking.sandbox import DENIES
+from engine.config import shards
+from engine.config.options import run_info, validate
+from engine.judging.run import run_all
 from generators import profiles
 from reports import write_reports
 from reports.__main__ import main

@@ -40,7 +40,7 @@ UNDEFINED = None
 
 
 def by_value(answer: object) -> bool:
-    """Whether the suite reads ``answer`` by its values (engine.worker: no numpy array or scalar)."""
+    """Whether the suite reads ``answer`` by its values (engine.asking.worker: no numpy array or scalar)."""
     return not isinstance(answer, (np.ndarray, np.generic))
 
 

@@ -1,7 +1,7 @@
 """Adequacy: the suite's power measured on the zoo, next to ONNX's own 16 ArgMin node cases.
 
 ``python -m zoo.adequacy [--profile quick] [--seed 1] [--out DIR] [--entries a,b] [--versions 12,13] [--jobs N]``
-runs every selected entry through the whole suite (engine.run.run_all) and, separately and on
+runs every selected entry through the whole suite (engine.judging.run.run_all) and, separately and on
 a fresh runner, through ONNX's own cases alone; prints the matrix entry x version and writes it to
 DIR/adequacy.json and DIR/adequacy.html. Exit status 1 when a correct entry is judged
 non-conformant at some version or a broken one is missed at a version where it violates.
@@ -28,7 +28,7 @@ from pathlib import Path
 import hypothesis.errors
 
 import spec
-from engine.loader import UsageError
+from engine.asking.loader import UsageError
 from results.outcomes import PASS
 from results.verdict import CONFORMANT, NON_CONFORMANT, Standing, is_judged, judged, standing
 
@@ -43,8 +43,8 @@ def _isolation(item: Entry) -> str:
 
 def onnx_column(item: Entry, versions: tuple[int, ...], timeout: float) -> dict[int, list[str]]:
     """Per version, the names of ONNX's own cases the entry fails (empty: ONNX's cases pass it)."""
-    from engine.isolation import Runner
-    from engine.judge import judge
+    from engine.asking.isolation import Runner
+    from engine.judging.judge import judge
     from generators.onnx_cases import onnx_node_cases
 
     failed: dict[int, list[str]] = {}
@@ -75,8 +75,8 @@ def _first_detection(results: list, version: int) -> dict | None:
 def score(name: str, profile: str, seed: str, versions: str = "", dtypes: str = "") -> dict:
     """One entry's row of the matrix: our verdict and ONNX's cases' verdict per version
     (``versions``/``dtypes``: optional comma-separated restrictions of the run, for fast tests)."""
-    from engine.options import validate
-    from engine.run import run_all
+    from engine.config.options import validate
+    from engine.judging.run import run_all
     from generators import profiles
 
     warnings.filterwarnings("ignore", category=hypothesis.errors.HypothesisWarning)  # large counterexample reprs
@@ -209,7 +209,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     try:
         for name in args.names:
             entry(name)
-        from engine.options import validate
+        from engine.config.options import validate
         from generators import profiles
 
         profiles.register()

@@ -1,6 +1,6 @@
 """Built-in plug-ins: onnxruntime, onnx.reference, OpenVINO, tract, any ONNX Backend API module,
 and a vendor's model-level plug-in (``model:``). Each builds the one-node ArgMin model itself, in
-the model form the case asks for (``engine.forms``), and keeps what it compiled (``compiled``).
+the model form the case asks for (``engine.contract.forms``), and keeps what it compiled (``compiled``).
 
 Each runtime's module imports the runtime only when its adapter is created, so importing this
 package costs onnx and nothing else."""

@@ -21,7 +21,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.adapter_contract import COMPILE_CACHE_ENV as ENV  # how a worker learns its folder (engine.worker.serve)
+from engine.contract.adapters import (
+    COMPILE_CACHE_ENV as ENV,  # how a worker learns its folder (engine.asking.worker.serve)
+)
 
 
 class CompileCache:

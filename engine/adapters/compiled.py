@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from engine.adapter_contract import Layout, NotPackable
-from engine.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
+from engine.contract.adapters import Layout, NotPackable
+from engine.contract.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
 
 from . import compile_cache
 from .models import Declared, form_key, form_model, pack_key, packed_model
@@ -50,7 +50,7 @@ class Answer:
     value: Any  # what the runtime returned
     declared: Declared  # the output shape it declared for this model
     nodes: int = 1  # the nodes of the model that answered
-    # A packed model's nodes (engine.worker.Layout, counted in the inputs of ``answer_pack``) and
+    # A packed model's nodes (engine.asking.worker.Layout, counted in the inputs of ``answer_pack``) and
     # this answer's node among them: what rebuilds the model a packed-only failure showed in.
     layout: Layout | None = None
     position: int = 0

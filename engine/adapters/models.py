@@ -18,7 +18,7 @@ import onnx.helper
 import onnx.numpy_helper
 import onnx.shape_inference
 
-from engine.forms import INITIALIZER, STATIC, SYMBOLIC
+from engine.contract.forms import INITIALIZER, STATIC, SYMBOLIC
 
 INPUT, OUTPUT = "data", "reduced"
 IR_CONSTANTS = 4  # the first IR version whose initializers need not be graph inputs

@@ -18,7 +18,7 @@ A signature model that does not compile, or does not answer its small inputs, is
 compiles), so that a runtime refusing one attribute value (IREE's select_last_index at rank 3) or
 a whole rank (IREE's symbolic rank 4) costs a few attempts, and the cases it cannot serve go
 through packs, as they would without this module. A call that fails raises, as a pack does: the
-caller (engine.worker.answers) splits the cases in halves, which run on the same compiled
+caller (engine.asking.worker.answers) splits the cases in halves, which run on the same compiled
 models."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Part:
     declared: Sequence[Declared] | None
     slots: Mapping[Signature, int]
     dummy: np.ndarray  # what a node without a case is fed
-    dummies: tuple[int, ...]  # its Layout with every node fed the dummy (engine.worker.Layout)
+    dummies: tuple[int, ...]  # its Layout with every node fed the dummy (engine.asking.worker.Layout)
 
     @property
     def nodes(self) -> int:
@@ -72,7 +72,7 @@ class Served:
     value: Any
     declared: Declared
     nodes: int
-    layout: tuple[int, ...]  # the model's nodes as the call fed them (engine.worker.Layout)
+    layout: tuple[int, ...]  # the model's nodes as the call fed them (engine.asking.worker.Layout)
     position: int  # the case's node
 
 

@@ -1,5 +1,5 @@
 """The registry of built-in runtimes: one module per runtime (``engine/runtimes/<name>.py``),
-each holding one ``Runtime`` entry. The loader (engine.loader), the options help, the replay
+each holding one ``Runtime`` entry. The loader (engine.asking.loader), the options help, the replay
 snippets, the certificate and the environment all read these entries, so adding a runtime is
 its module here, its adapter in engine/adapters, and its tests.
 

@@ -68,7 +68,7 @@ class Runtime:
     # metadata omits (built before numpy 2 existed: onnxruntime 1.18 does not import under it).
     older_needs: tuple[tuple[str, str], ...] = ()
     # The environment variables (fnmatch patterns) its runtime reads, passed to its worker from the
-    # run's environment besides PATH, the locale and TZ (engine.sandbox.environment): thread counts
+    # run's environment besides PATH, the locale and TZ (engine.asking.sandbox.environment): thread counts
     # and the runtime's own settings. Nothing else of the run's environment reaches the worker.
     environment: tuple[str, ...] = ()
 

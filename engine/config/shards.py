@@ -1,6 +1,6 @@
 """``--shard K/N``: the K-th of N parts of a run, so a CI matrix runs one run on N machines.
 
-The parts are cut from the run's whole plan (every suite's tasks, as ``engine.plan`` makes them
+The parts are cut from the run's whole plan (every suite's tasks, as ``engine.config.plan`` makes them
 for the same options), so each test keeps its id, seed and cases: the N shards together judge
 exactly what one machine would. A test's expected cost depends on its suite, model form and the
 profile, not on its position, so the parts are balanced by cost (the longest-first greedy rule:
@@ -13,13 +13,12 @@ import re
 from dataclasses import dataclass
 
 import spec
+from engine.asking.loader import UsageError
+from engine.config.plan import SUITES, Task, plan
+from engine.contract.forms import QUOTA_FORMS
 from generators.profiles import CASES
 from generators.quotas import FORM_QUOTA, REJECTION_QUOTA, census_quota
 from generators.strategies import census_split
-
-from .forms import QUOTA_FORMS
-from .loader import UsageError
-from .plan import SUITES, Task, plan
 
 _FORMAT = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 # Seconds per case and per test, read from the per-test times of onnxruntime's standard run (seed 7,

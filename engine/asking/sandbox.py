@@ -31,7 +31,7 @@ binary. What the suite asks of it, and why:
   daemons included;
 - ``--new-session``: no controlling terminal (no TIOCSTI keystrokes into the user's shell);
 - ``--block-fd``: the sandbox waits, before its first process starts the worker, until the
-  process that owns the run has placed it in its control group (engine.limits).
+  process that owns the run has placed it in its control group (engine.asking.limits).
 
 The worker's environment is an allowlist (``environment``): PATH, the locale and TZ, its own
 HOME and TMPDIR, what a built-in declares for its runtime, and what ``--pass-env`` names.
@@ -59,7 +59,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.loader import UsageError
+from engine.asking.loader import UsageError
 
 MODES = ("auto", "require", "off")
 # What a sandboxed worker cannot do, as the report names it (message keys "sandbox-denies-*");

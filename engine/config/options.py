@@ -12,17 +12,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import spec
+from engine import runtimes
+from engine.asking.isolation import ISOLATION_MODES, Runner
+from engine.asking.limits import PROCESS_LIMIT
+from engine.asking.loader import UsageError, check, model_based, portable
+from engine.asking.sandbox import MODES
+from engine.asking.worker import DEFAULT_MEMORY_LIMIT
+from engine.config import shards
+from engine.contract import forms
 from generators import profiles
 from results import IMPLEMENTATION_LOG, RunInfo
 from results.sizes import format_size
 from results.verdict import CLAIMS
-
-from . import forms, runtimes, shards
-from .isolation import ISOLATION_MODES, Runner
-from .limits import PROCESS_LIMIT
-from .loader import UsageError, check, model_based, portable
-from .sandbox import MODES
-from .worker import DEFAULT_MEMORY_LIMIT
 
 LANGS = ("en", "zh-TW")
 PACKING = ("on", "off")
@@ -100,14 +101,14 @@ class Settings:
     isolation: str
     lang: str
     memory_limit: int | None  # resident bytes the worker process may hold; None: no limit
-    forms: tuple[str, ...] | None = None  # model forms (engine.forms); None for a plain function plug-in
+    forms: tuple[str, ...] | None = None  # model forms (engine.contract.forms); None for a plain function plug-in
     claim: str = "implemented"  # --claim (results.verdict.CLAIMS)
-    packing: bool = True  # --packing: packed models for valid and census cases (engine.planner)
+    packing: bool = True  # --packing: packed models for valid and census cases (engine.asking.packing)
     compile_cache: Path | None = None  # --compile-cache: the folder of every runtime's compile cache; None: off
-    sandbox: str = "auto"  # --sandbox (engine.sandbox.MODES): where worker processes run
+    sandbox: str = "auto"  # --sandbox (engine.asking.sandbox.MODES): where worker processes run
     shard: shards.Shard | None = None  # --shard K/N: this process runs the K-th of N parts of the run
     baseline: Path | None = None  # --baseline: the failures this run is compared with (reports.baseline)
-    process_limit: int = PROCESS_LIMIT  # --process-limit: processes and threads a worker may run (engine.limits)
+    process_limit: int = PROCESS_LIMIT  # --process-limit: processes and threads a worker may run (engine.asking.limits)
     pass_env: tuple[str, ...] = ()  # --pass-env: variables of the run's environment its workers get
     sandbox_read: tuple[str, ...] = ()  # --sandbox-read: folders a worker's sandbox shows besides what it needs
     impl_version: str | None = None  # --impl-version: a plug-in's version as its vendor states it

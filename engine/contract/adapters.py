@@ -3,7 +3,7 @@ worker, which loads them through the ``--impl`` loader, so neither may import th
 crosses between them lives here, and this module imports nothing of the engine."""
 
 # The environment variable that names a worker's folder of the compile cache: the worker sets it
-# while it loads the implementation (engine.worker.compile_cache_at), an adapter reads it
+# while it loads the implementation (engine.asking.worker.compile_cache_at), an adapter reads it
 # (engine.adapters.compile_cache.from_environment).
 COMPILE_CACHE_ENV = "ARGMIN_COMPILE_CACHE"
 
@@ -18,6 +18,6 @@ class NotPackable(Exception):
 # call); -1 - s is a dummy input (zeros of shape (1,) * rank, the rank and type of the answered
 # call) with attributes ``spec.load(version).signatures(rank)[s]``, which a signature model feeds
 # the nodes no call of the pack took (engine.adapters.signatures). With it, the process that owns
-# the run can rebuild the model that gave a packed-only failure (engine.session).
+# the run can rebuild the model that gave a packed-only failure (engine.judging.session).
 Layout = tuple[int, ...]
 SAME: Layout = ()  # on the wire: the previous reply's layout (a request sends each model's once)

@@ -4,9 +4,10 @@ hangs.
 
 One test (a version and type of a suite) is a series of searches. Each search is a Hypothesis
 run over the test's strategy; when it finds a failure, the minimizer simplifies it (Hypothesis'
-own shrinker is not run: see engine.run), and the failure is recorded with its counterexample. Its key (clause, type,
-problem) is then set aside and the next search looks for the others, so one bug never masks a
-second. A test whose cases all pass is a single search, as long as before.
+own shrinker is not run: see engine.judging.run), and the failure is recorded with its
+counterexample. Its key (clause, type, problem) is then set aside and the next search looks for
+the others, so one bug never masks a second. A test whose cases all pass is a single search, as
+long as before.
 
 Counting: each distinct input is judged once per test (searches and Hypothesis' replays repeat inputs)
 and recorded once, as it first comes, unless it is part of the search's own failure, which is
@@ -23,6 +24,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 import spec
+from engine.asking.calls import CallArgs, Node, Packed, Reply
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError
+from engine.asking.packing import TWIN_FORMS, lighter, smallest, within
+from engine.config.options import Settings, implementation
+from engine.judging.judge import Failure, Judgement, answer, judge, prepare
+from engine.judging.minimize import minimize
 from generators import Case
 from generators.twin import twin
 from results import CaseResult, CensusRecord, Pack, PackNode
@@ -30,14 +38,6 @@ from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
 from results.records import ANOTHER_PROCESS, SAME_PROCESS, TestEnd, Usage
 from results.stream import Writer
 from results.tensors import to_tensor
-
-from .isolation import Node, Packed, Reply, Runner
-from .judge import Failure, Judgement, answer, judge, prepare
-from .loader import UsageError
-from .minimize import minimize
-from .options import Settings, implementation
-from .packs import lighter, smallest
-from .planner import TWIN_FORMS, CallArgs, within
 
 # After this many timeouts in a run, a call is a hang once it takes far longer than the slowest
 # call seen so far; without it, an implementation that hangs on many inputs would cost
@@ -52,7 +52,7 @@ ALSO_FAILS_ON = 3  # other failing inputs shown with a counterexample
 _ALSO_LIMIT = 64  # ... each at most this many elements
 
 Key = tuple[str, str, str, bool]  # (clause, type name, problem, whether it shows only in a packed model)
-# Suites whose cases may be asked through packed models (engine.planner): valid
+# Suites whose cases may be asked through packed models (engine.asking.packing): valid
 # and census inputs. Never rejection cases: an invalid model fails its whole pack, every time.
 PACKED_SUITES = ("property", "census")
 
@@ -108,7 +108,7 @@ class Session:
         self._taken = (0, 0)  # how many results and census records take_new has handed out
         self.ends: list[TestEnd] = []  # the end marks of the tests this process ran (``ended``)
         self._ends_taken = 0  # how many of them take_new has handed out
-        self.form: str | None = None  # the model form of the current test (engine.forms)
+        self.form: str | None = None  # the model form of the current test (engine.contract.forms)
         # Models the implementation compiled and loaded from the compile cache, the seconds both
         # took, and calls made, so far; and those counts at the last _usage.
         self.compiles = self.loaded = self.calls = 0
@@ -329,7 +329,7 @@ class Session:
         if reply.nodes > 1:
             judgement = self._as_it_came(case, suite, reply)
             if reply.status == UNSUPPORTED:
-                pass  # a pack refused as a whole, of a type refused alone too (engine.worker.answers)
+                pass  # a pack refused as a whole, of a type refused alone too (engine.asking.worker.answers)
             elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
                 # (A packed failure whose every clause and problem this test has confirmed alone
                 # already is one more occurrence of a known failure: not asked again.)
@@ -459,7 +459,7 @@ class Session:
 
     def _pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None, Judgement]:
         """The packed model a packed-only failure shows in: the smallest one found that fails the
-        same way, its nodes' inputs made small, the case's own last (engine.packs), each candidate
+        same way, its nodes' inputs made small, the case's own last (engine.asking.packing), each candidate
         asked as exactly that model (``ask_pack``); or the one it was found in, marked not
         reproduced, where that one, asked again, did not fail so. With it, that model's answer
         when asked once more (the evidence for or against a flake), and the judgement of the

@@ -10,7 +10,7 @@ its exit code or signal; so does an implementation that holds more memory than
 ``memory_limit`` ("out of memory": the worker checks its peak after each call; here, a call in
 progress is watched and its worker killed once over the limit, before it takes the machine).
 Either way the next call starts a fresh worker. Calls may also be asked through packed models
-(engine.planner: many cases, one compiled model); a pack that crashes or hangs is bisected in
+(engine.asking.packing: many cases, one compiled model); a pack that crashes or hangs is bisected in
 fresh workers until one call, asked alone, is to blame. A packed answer says which model gave it
 (``Reply.pack``: its nodes, this process's own arrays, rebuilt from the layout the worker tells),
 so that a failure only that model shows can be asked again. Answers are bounded (see ``worker``): the parent
@@ -18,7 +18,7 @@ never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``w
 never pickles: the worker runs the implementation's code.
 
 Every worker is a fresh process started in a sandbox of its own where the machine offers one
-(``engine.sandbox``: Linux, bubblewrap): it sees the filesystem read-only but for its scratch
+(``engine.asking.sandbox``: Linux, bubblewrap): it sees the filesystem read-only but for its scratch
 folder, sees no process outside the sandbox, has no network, and everything it starts ends with
 it. Without a sandbox it still leads a session and process group of its own, ended with it.
 ``none`` mode calls in-process, for debugging and speed; it cannot survive a crash or enforce a
@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
-from typing import NamedTuple
 
 import numpy as np
 
@@ -58,10 +57,11 @@ try:
 except ImportError:  # Windows: no process isolation at all
     fcntl = None
 
-import spec
-from engine import limits, output, runtimes, sandbox, worker
-from engine.loader import UsageError, check, describe, plugin_file, portable, resolve
-from engine.planner import CallArgs, Planner
+from engine import runtimes
+from engine.asking import limits, output, sandbox, worker
+from engine.asking.calls import CallArgs, Packed, Reply
+from engine.asking.loader import UsageError, check, describe, plugin_file, portable, resolve
+from engine.asking.packing import MAX_NODES, Layouts, Planner
 from results.outcomes import CRASH, FAULTS, OK, TIMEOUT, UNASKED
 from results.sizes import format_size
 
@@ -82,99 +82,6 @@ def _resident(pid: int) -> int:
             return int(statm.read().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):
         return 0
-
-
-MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model of rank 8 has 153)
-
-
-class Node(NamedTuple):
-    """One node of a packed model: the input it was fed and its attributes."""
-
-    data: np.ndarray
-    attributes: Mapping[str, int]
-    dummy: bool = False  # a signature model's dummy input (zeros of shape (1,) * rank), no call's
-
-
-class Packed:
-    """The packed model that answered a call, as the process that owns the run rebuilds it from
-    the worker's layout (engine.worker.Layout): its nodes in order, the calls' own arrays and
-    dummies made here, and the call's node. Enough to ask that very model again. The nodes are
-    made when first read (a failure's model is read; most answers' models never are) and shared
-    by every reply the model gave."""
-
-    def __init__(self, nodes: tuple[Node, ...] | Callable[[], tuple[Node, ...]], position: int) -> None:
-        self._nodes = nodes
-        self.position = position
-
-    @property
-    def nodes(self) -> tuple[Node, ...]:
-        if callable(self._nodes):
-            self._nodes = self._nodes()
-        return self._nodes
-
-
-@functools.cache
-def _signatures(version: int, rank: int) -> tuple[dict[str, int], ...]:
-    return spec.load(version).signatures(rank)
-
-
-class Layouts:
-    """The packed models that replies name by layout (engine.worker.Layout), rebuilt from the
-    calls asked: a request's replies tell a model's layout once, then SAME (worker.serve), and
-    its nodes are made once, shared by the replies of every call it answered."""
-
-    def __init__(self, calls: Sequence[CallArgs]) -> None:
-        self._calls = calls
-        self._last: tuple[worker.Layout, Sequence[int], tuple[Node, ...]] | None = None
-
-    def packed(self, layout: worker.Layout | None, position: int, unit: Sequence[int], at: int) -> Packed | None:
-        """The model of ``layout`` (counted in the calls of ``unit``) that answered ``calls[unit[at]]``
-        at node ``position``. Malformed where it names a call outside the unit or a signature the
-        rank lacks, or puts another call at that node."""
-        if layout is None:
-            return None
-        last = self._last
-        if layout == worker.SAME:
-            if last is None:
-                raise worker.Malformed("the same layout as no reply before")
-            layout = last[0]
-        if not 0 <= position < len(layout) or layout[position] != at or len(layout) > MAX_NODES:
-            raise worker.Malformed("a layout without the call it answered")
-        if last is None or last[0] != layout or last[1] is not unit:
-            self._last = last = (layout, unit, self._nodes(layout, unit, at))
-        return Packed(last[2], position)
-
-    def _nodes(self, layout: worker.Layout, unit: Sequence[int], at: int) -> Callable[[], tuple[Node, ...]]:
-        """What makes the layout's nodes, once it is known to name only calls of the unit and
-        signatures of the rank."""
-        data, version, _, _ = self._calls[unit[at]]
-        signatures = _signatures(version, data.ndim)
-        if not -len(signatures) <= min(layout) <= max(layout) < len(unit):
-            raise worker.Malformed("a layout naming no call of its pack and no signature")
-        calls, dummy = self._calls, np.zeros((1,) * data.ndim, data.dtype)
-        return functools.cache(lambda: tuple(Node(calls[unit[entry]][0], calls[unit[entry]][2]) if entry >= 0
-                                             else Node(dummy, signatures[-1 - entry], True) for entry in layout))
-
-
-@dataclass
-class Reply:
-    """What one call did. ``seconds`` is the implementation's own time where it answered (the
-    worker measures it, so the two modes agree) and the wall time of a crash or timeout."""
-
-    status: str  # 'ok' | 'unsupported' | 'raised' | 'crash' | 'timeout' | 'oversize'
-    value: np.ndarray | None  # np.asarray(return value) when status == 'ok'
-    error: str | None  # 'ExceptionType: message', what happened to the worker, or the oversize answer's shape
-    seconds: float
-    by_value: bool = False  # the answer was no numpy array or scalar: judged by its values
-    declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
-    nodes: int = 1  # nodes of the model that answered: 1 a one-node model (or a function), more a packed one
-    split: bool = False  # its pack failed as a whole and was split to answer it (worker.Answered)
-    # Models the implementation compiled for this call (a pack's are on its first reply), loaded
-    # from the compile cache instead, and the seconds both took (worker.Models).
-    compiles: int = 0
-    loaded: int = 0
-    model_seconds: float = 0.0
-    pack: Packed | None = None  # the packed model that answered (nodes > 1), where the worker said
 
 
 def _loaded(message: bytes) -> dict:
@@ -267,9 +174,9 @@ class _Arena:
 
 
 # How a worker starts: the import path of the process that owns the run (the suite's folder first),
-# set before its first import, then engine.worker.main with the descriptors it inherited and its
-# settings. The worker gets no PYTHONPATH (engine.sandbox.environment), and needs none.
-_BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[3])['path']; from engine.worker import main; "
+# set before its first import, then engine.asking.worker.main with the descriptors it inherited and its
+# settings. The worker gets no PYTHONPATH (engine.asking.sandbox.environment), and needs none.
+_BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[3])['path']; from engine.asking.worker import main; "
          "main(sys.argv[1:])")
 _ROOT = str(Path(__file__).resolve().parent.parent)
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -283,13 +190,13 @@ class _Launch:
     path: list[str]
     cwd: str
     memory_limit: int | None
-    log: str | None  # where its stdout and stderr go (appended, capped: engine.output); None: this process's stderr
+    log: str | None  # its stdout and stderr (appended, capped: engine.asking.output); None: this process's stderr
     sandbox: sandbox.Sandbox
     writable: tuple[str, ...]  # folders besides its scratch it may write (in a sandbox)
     readable: tuple[str, ...]  # folders its sandbox shows read-only besides the system's (sandbox.view)
     compile_cache: str | None  # the implementation's folder of the compile cache (one of writable), or None
     passed: tuple[str, ...]  # environment variables it gets besides the base ones (names or patterns)
-    processes: int  # processes and threads it may run (engine.limits)
+    processes: int  # processes and threads it may run (engine.asking.limits)
 
 
 # Seals that make a memfd's size fixed and keep any new mapping of it read-only (Linux 5.1 for the
@@ -331,11 +238,11 @@ def _alive(pid: int) -> bool:
 class _Worker:
     """One worker process, started in a sandbox of its own (where there is one) with two
     inherited descriptors, its connection to this process and the memory they share; its
-    output is a pipe this process drains (engine.output). In a sandbox, its scratch (HOME,
+    output is a pipe this process drains (engine.asking.output). In a sandbox, its scratch (HOME,
     TMPDIR, XDG_CACHE_HOME) is the sandbox's own /tmp, gone with it; unsandboxed, a folder of its
     own, removed when it ends (or by the next run, where this one was killed). Where the machine
     lets the suite, it runs in a control group of its own that bounds its memory and processes
-    (engine.limits), entered before any of the implementation's code runs."""
+    (engine.asking.limits), entered before any of the implementation's code runs."""
 
     def __init__(self, launch: _Launch, ahead: bool = False) -> None:
         self.ahead = ahead  # started before it was needed (Runner._ready)
@@ -577,8 +484,8 @@ class Runner:
                  writable: Sequence[str | Path] = (), readable: Sequence[str | Path] = (),
                  pass_env: Sequence[str] = (), processes: int = limits.PROCESS_LIMIT) -> None:
         """``log``: where the worker's stdout and stderr go (process isolation), at most
-        engine.output.LOG_CAP of them; None: this process's stderr. ``sandbox_mode``: ``--sandbox``
-        (engine.sandbox.MODES). ``compile_cache``: the implementation's folder of the compile cache
+        engine.asking.output.LOG_CAP of them; None: this process's stderr. ``sandbox_mode``: ``--sandbox``
+        (engine.asking.sandbox.MODES). ``compile_cache``: the implementation's folder of the compile cache
         (engine.adapters.compile_cache), which it may write too. ``writable``: folders a sandboxed
         worker may write besides its scratch (created where missing); ``readable``: folders it may
         read besides what it needs to run (``--sandbox-read``). ``pass_env``: environment variables
@@ -590,7 +497,7 @@ class Runner:
             raise UsageError(f"--timeout {timeout!r} is not a positive number of seconds; use e.g. --timeout 10")
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
-        self.planner = Planner()  # which models the calls are asked in (engine.planner)
+        self.planner = Planner()  # which models the calls are asked in (engine.asking.packing)
         self._spent = worker.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
@@ -689,7 +596,7 @@ class Runner:
         self._started += 1
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int], form: str | None = None) -> Reply:
-        """One call; ``form``: the model form for model-based implementations (engine.forms)."""
+        """One call; ``form``: the model form for model-based implementations (engine.contract.forms)."""
         return self.call_many([(data, version, attributes, form)])[0]
 
     def call_many(self, calls: Sequence[CallArgs], pack: bool = False,

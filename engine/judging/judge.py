@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from engine.asking.calls import Reply
+from engine.judging import census
 from generators import Case
 from results import CaseResult, CensusRecord, Counterexample, Example, Tensor
 from results.digest import answer_digest, input_digest
@@ -31,9 +33,6 @@ from results.records import SAME_PROCESS
 from results.tensors import to_tensor
 from spec import VersionSpec, load
 from spec.oracle import Expectation, Violation, expect, read, verify, violations
-
-from . import census
-from .isolation import Reply
 
 # The failure a reply status stands for on a valid input, and on one that must be rejected.
 _ON_VALID = {UNSUPPORTED: UNSUPPORTED, RAISED: ERROR, CRASH: CRASH, TIMEOUT: TIMEOUT}
@@ -188,7 +187,7 @@ def _shown(reply: Reply, limit: int = 12) -> str:
 
 def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
                        call: Call) -> list[Failure]:
-    if reply.status == OVERSIZE:  # far larger than the output (engine.worker): wrong in shape, not kept
+    if reply.status == OVERSIZE:  # far larger than the output (engine.asking.worker): wrong in shape, not kept
         return [Failure(vspec.clause_for_check("output-shape").id, "shape", reply.error)]
     if reply.status != OK:
         clause = vspec.clause_for_check("accepts").id
@@ -297,7 +296,7 @@ def _same(first: Reply, second: Reply) -> bool:
     a, b = np.asarray(first.value), np.asarray(second.value)
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    # An object answer's bytes are pointers: compare what its elements say (engine.worker's descriptions).
+    # An object answer's bytes are pointers: compare what its elements say (engine.asking.worker's descriptions).
     return a.tolist() == b.tolist() if a.dtype.hasobject else a.tobytes() == b.tobytes()
 
 

@@ -8,7 +8,7 @@ they failed in (a packed-only failure through exactly its recorded pack), and ju
 with the oracle. What it finds goes into the run's folder as ``replays.json``, which the pages
 read beside the run's own results.
 
-``python -m engine.replays RUN_DIR --from OTHER_DIR [OTHER_DIR ...]``, in the environment the run
+``python -m engine.judging.replays RUN_DIR --from OTHER_DIR [OTHER_DIR ...]``, in the environment the run
 was made in (nox's history and ecosystem sessions do this for every run they make)."""
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import spec
+from engine.asking.calls import Reply
+from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError, model_based
+from engine.contract.forms import SYMBOLIC
+from engine.judging.judge import declared_shape
 from results import CaseResult, RawRun, Unreadable, load, read_json
 from results.files import Unsafe, write
 from results.outcomes import CRASH, FAIL, OK, RAISED, TIMEOUT, UNSUPPORTED
 from results.replays import FAILS, NOT_ASKED, PASSES, REPLAYS
 from results.tensors import from_tensor
 from spec.oracle import expect, violations
-
-from .forms import SYMBOLIC
-from .isolation import Reply, Runner
-from .judge import declared_shape
-from .loader import UsageError, model_based
 
 CAP = 200  # counterexamples asked per pair of runs (a few seconds): the page states it, and what was left out
 REPLAYED = (FAIL, CRASH, TIMEOUT)  # the failures worth asking elsewhere: wrong answers, crashes, hangs
@@ -136,7 +136,7 @@ def _not_implemented(raw: RawRun) -> set[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine.replays", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m engine.judging.replays", description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="the run's report folder: its implementation is asked")
     parser.add_argument("--from", dest="others", type=Path, nargs="+", required=True,
                         help="the report folders whose counterexamples are asked")

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from engine.adapter_contract import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
+from engine.contract.adapters import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, UNSUPPORTED
 from results.sizes import format_size
 
@@ -66,7 +66,7 @@ _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, w
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
 _ERROR_CHARS = 2000  # an exception's text is cut here: a message can be as large as an answer
 DEFAULT_MEMORY_LIMIT = 4 << 30  # resident bytes a worker may hold: a leak stops long before the machine does
-# The peak (here) and the limits of a worker's control group (engine.isolation) are looked at after
+# The peak (here) and the limits of a worker's control group (engine.asking.isolation) are looked at after
 # every call this long or longer, and at least this often: a shorter call cannot touch enough memory
 # (about 10 MB per ms) or start enough processes to matter on its own, and neither count falls.
 LOOK_AFTER_SECONDS = 1e-3
@@ -155,7 +155,7 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
          form: str | None = None) -> WireReply:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
     is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)
-    With a model ``form`` (model-based implementations only, see engine.forms) the adapter
+    With a model ``form`` (model-based implementations only, see engine.contract.forms) the adapter
     answers through the model of that form, and says which output shape it declared."""
     start = time.perf_counter()
     declared = None
@@ -237,7 +237,7 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     pack is split in halves and each half asked the same way, down to single calls, so that every
     call gets the answer of the smallest pack that works, or its own one-node model's. A pack the
     runtime refuses as unsupported is asked call by call at once (halving would compile every
-    model twice), unless its type was ``refused`` alone already (engine.planner.Planner.refused): then
+    model twice), unless its type was ``refused`` alone already (engine.asking.packing.Planner.refused): then
     every call of it is answered "unsupported", one compile for the pack instead of one per call."""
     if exact:
         yield from _exactly(fn, datas, version, attributes, form)
@@ -477,7 +477,7 @@ def _shared(arena: mmap.mmap | None, item: Any) -> Any:
 class Refusals:
     """Which groups of calls (version, element type, form) a request's calls asked alone showed
     refused as unsupported, and none answered: where the process that owns the run knew nothing
-    of a group when it sent the request (engine.planner.Planner.refused), a pack after its witness
+    of a group when it sent the request (engine.asking.packing.Planner.refused), a pack after its witness
     goes by what the witness answered."""
 
     def __init__(self) -> None:
@@ -521,7 +521,7 @@ def main(argv: list[str]) -> None:
         return
     multiprocessing.current_process().name = "argmin-impl-worker"
     if settings.get("processes") and resource is not None:
-        # Where no control group bounds them (engine.limits): the kernel counts this limit in the
+        # Where no control group bounds them (engine.asking.limits): the kernel counts this limit in the
         # sandbox's own user namespace, and nothing inside may raise it again.
         resource.setrlimit(resource.RLIMIT_NPROC, (settings["processes"], settings["processes"]))
     serve(Connection(conn_fd), settings["impl"], settings["path"], settings["cwd"], settings["memory_limit"],
@@ -544,7 +544,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.path[:] = path
     os.chdir(cwd)
-    from engine.loader import UsageError, describe, resolve
+    from engine.asking.loader import UsageError, describe, resolve
 
     try:
         with compile_cache_at(compile_cache):

@@ -13,6 +13,11 @@ import hypothesis
 from hypothesis import strategies as st
 
 import spec
+from engine.asking.packing import PACKED_FORMS
+from engine.config.options import Settings
+from engine.config.plan import SUITES, Task, plan
+from engine.contract.forms import QUOTA_FORMS
+from engine.judging.session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
 from generators import (
     BATCH,
     Batch,
@@ -33,12 +38,6 @@ from generators.strategies import (
     undefined_decoder,
 )
 from results.records import test_key
-
-from .forms import QUOTA_FORMS
-from .options import Settings
-from .plan import SUITES, Task, plan
-from .planner import PACKED_FORMS
-from .session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
 
 # Cases per Hypothesis example where they may be packed (valid and census cases in every model
 # form), so that a batch fills packed models; the test's case count stays about the same
@@ -135,7 +134,7 @@ def run_test(session: Session, test_id: str, task: Task, cases: TestCases) -> No
     # The explain phase traces every executed line to annotate a failure: slow, and our
     # counterexample already says what went wrong. Hypothesis' shrinker is left out too: it
     # lowers the bytes a whole batch is decoded from, thousands of batches per failure (99 % of
-    # a failing test's time), while engine.minimize simplifies the failing case itself within
+    # a failing test's time), while engine.judging.minimize simplifies the failing case itself within
     # a budget of single asks.
     phases = [phase for phase in profile.phases if phase not in (hypothesis.Phase.explain, hypothesis.Phase.shrink)]
     if cases.strategy is None:

@@ -18,7 +18,7 @@ Either is reported as a crash of the call it happened in (``Group.exhausted``), 
 call gets a fresh worker.
 
 Where no group can be made, memory is the worker's own resident memory, watched by the suite
-(engine.isolation), beside tmpfs mounts sized to the limit: bounded apart, not together.
+(engine.asking.isolation), beside tmpfs mounts sized to the limit: bounded apart, not together.
 Processes are then bounded by RLIMIT_NPROC, which the worker sets on itself before it loads the
 implementation; the kernel counts it per user namespace (Linux 5.14 and newer), so the sandbox's
 processes only, but never for root. Groups left by a run that was killed are removed by the next

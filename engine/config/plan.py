@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import spec
+from engine.contract.forms import SUITES_IN_EVERY_FORM, SYMBOLIC
 
-from .forms import SUITES_IN_EVERY_FORM, SYMBOLIC
 
-if TYPE_CHECKING:  # engine.options reads --shard through engine.shards, which plans
-    from .options import Settings
+class Planned(Protocol):
+    """What the plan reads of a run's settings (engine.config.options.Settings, which reads
+    --shard through engine.config.shards, which plans: so the plan names no settings class)."""
+
+    forms: tuple[str, ...]
+    versions: tuple[int, ...]
+    type_names: tuple[str, ...] | None
 
 SUITES = ("fixed", "property", "rejection", "census")
 
@@ -24,7 +29,7 @@ class Task:
     version: int
     type_name: str | None = None
     clause: str | None = None
-    form: str | None = None  # the model form (engine.forms); None for a function plug-in
+    form: str | None = None  # the model form (engine.contract.forms); None for a function plug-in
 
     @property
     def id(self) -> str:
@@ -33,7 +38,7 @@ class Task:
         return f"v{self.version}" + "".join(f"-{part}" for part in parts if part)
 
 
-def plan(settings: Settings, suite: str) -> list[Task]:
+def plan(settings: Planned, suite: str) -> list[Task]:
     """The tasks of one suite for the selected versions and types, in each model form the suite
     runs in (model-based implementations; the census only in the first form)."""
     forms = settings.forms or (None,)

@@ -130,7 +130,7 @@ def _builtin(impl: str) -> tuple[Runtime, str | None] | None:
 
 def model_based(impl: str) -> bool:
     """Whether the suite builds the ONNX models for ``impl`` (built-ins, backend:, model:), so the
-    cases can be given to it in every model form (``engine.forms``)."""
+    cases can be given to it in every model form (``engine.contract.forms``)."""
     return _builtin(impl) is not None or impl.startswith(_MODEL_PREFIX)
 
 

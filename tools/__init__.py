@@ -1,0 +1,1 @@
+"""The project's own tooling: what noxfile.py's sessions share, outside the suite's layers."""
