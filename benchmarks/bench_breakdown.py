@@ -192,7 +192,7 @@ def measure(impl: str, values: dict[str, str]) -> tuple[int, dict[str, float]]:
     with tempfile.TemporaryDirectory() as out:
         session = Session(settings, stream=stream.Writer(Path(out), "main"))
         session.runner.load()
-        session._second()  # the census's second worker, started ahead: start-up is paid per run, not per case
+        session._census_worker()  # the census's second worker, started ahead: start-up is paid per run, not per case
         with instrumented(Stopwatch()) as stopwatch:
             for suite in SUITES:
                 for task in plan(settings, suite):

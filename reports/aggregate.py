@@ -21,7 +21,7 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import CENSUS, OUTCOMES, CaseResult, Counterexample, Pack, RawRun, Tensor
+from results import OBSERVED, OUTCOMES, CaseResult, Counterexample, Pack, RawRun, Tensor
 from results.causes import signature, special_values
 from results.outcomes import ERROR, FAIL, FAULTS, MISSING_REJECTION, PASS, SEVERITY
 from results.verdict import Standing, clause_number, standings
@@ -34,7 +34,7 @@ from .replay import display_values, snippet, standalone
 from .shape_grid import shape_grid
 
 SCHEMA = "argmin-conformance/report/4"
-ALL_OUTCOMES = (*OUTCOMES, CENSUS)
+ALL_OUTCOMES = (*OUTCOMES, OBSERVED)
 NOT_RUN = "not-run"
 # numpy's scalar wrappers in messages: 'np.int64(2)' reads as '2'.
 _NUMPY_SCALAR = re.compile(r"\b(?:np|numpy)\.\w+\(([^()]*)\)")
@@ -126,14 +126,14 @@ def _severity(outcome: str) -> int:
     return SEVERITY.index(outcome) if outcome in SEVERITY else 0
 
 
-def _causes(version: int, failures: list[doc.Failure], types: list[str],
+def _causes(version: int, failures: list[doc.FailureCard], types: list[str],
             census_entries: list[doc.CensusEntry]) -> list[doc.Cause]:
     """Why a version's headline is NON-CONFORMANT, root cause first: each clause failing with a
     cause of its own, with its outcome and the types it failed on ("C5: double, int64 wrong
     answer"), each type linked to its failure; a crash or hang on undefined input links to its
     census entry. A clause that failed on every type it was tried on says so instead of listing
     the types a profile happened to sample."""
-    grouped: dict[tuple[str, str], list[doc.Failure]] = defaultdict(list)
+    grouped: dict[tuple[str, str], list[doc.FailureCard]] = defaultdict(list)
     for failure in failures:
         if failure["version"] == version and failure["role"] == "headline" and not failure["same_cause"]:
             grouped[failure["clause"] or "", failure["outcome"]].append(failure)
@@ -166,7 +166,7 @@ def _specials(tensor: doc.Value) -> frozenset[str]:
     return special_values(Tensor(tensor["type"], tensor["shape"], tensor["values"]))
 
 
-def _census_cause(entry: doc.CensusEntry, failures: list[doc.Failure]) -> str | None:
+def _census_cause(entry: doc.CensusEntry, failures: list[doc.FailureCard]) -> str | None:
     """The clause of a wrong answer (same version and type) whose smallest counterexample needs a
     special value that the census topic's odd answers hold too: tract's "incoherent" NaN answers
     (`[nan, inf]` gives 0) are its `[inf, FLT_MAX]` minimum bug, not a NaN policy."""
@@ -186,7 +186,7 @@ def _scope(standing: Standing) -> doc.Scope:
             "not_implemented": list(s.not_implemented), "untested": list(s.untested)}
 
 
-def _strictness(standing: Standing, failures: list[doc.Failure]) -> doc.Strictness:
+def _strictness(standing: Standing, failures: list[doc.FailureCard]) -> doc.Strictness:
     """How the version's invalid models were treated, per rejection clause, each linked to the
     failure that shows it computed (or to the clause row when none did)."""
     clauses_: list[doc.StrictnessClause] = []
@@ -198,7 +198,7 @@ def _strictness(standing: Standing, failures: list[doc.Failure]) -> doc.Strictne
     return {"level": standing.strictness.level, "clauses": clauses_}
 
 
-def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[doc.Failure], types: list[str],
+def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[doc.FailureCard], types: list[str],
               census_entries: list[doc.CensusEntry]) -> list[doc.Version]:
     """One entry per version: its headline verdict and why, its scope and strictness beside it,
     counts, its causes with ``types`` (the matrix rows) as their order, and the census warnings."""
@@ -224,7 +224,7 @@ def _versions(raw: RawRun, standings: dict[int, Standing], failures: list[doc.Fa
     return entries
 
 
-def _first_anchor(failures: list[doc.Failure], **where: object) -> str | None:
+def _first_anchor(failures: list[doc.FailureCard], **where: object) -> str | None:
     """The anchor of the worst failure matching ``where`` (failures are in clause order)."""
     found = [f for f in failures if all(f[key] == value for key, value in where.items())]
     found.sort(key=lambda f: _severity(f["outcome"]))
@@ -232,7 +232,7 @@ def _first_anchor(failures: list[doc.Failure], **where: object) -> str | None:
 
 
 def _clauses(raw: RawRun, versions: list[int], census_entries: list[doc.CensusEntry],
-             failures: list[doc.Failure]) -> list[doc.ClauseRow]:
+             failures: list[doc.FailureCard]) -> list[doc.ClauseRow]:
     """The clause rows (reports.clauses), each with its anchor, the implementation's time over
     the cases that exercised it, and a link to its worst failure."""
     rows = clauses.rows(raw, versions, census_entries, counts, worst, _spec)
@@ -243,7 +243,7 @@ def _clauses(raw: RawRun, versions: list[int], census_entries: list[doc.CensusEn
     for row in rows:
         key = (row["version"], row["id"])
         if row["outcome"] == NOT_RUN and row["census"]:
-            row["outcome"] = CENSUS  # observed only through census records (ties at v1 and v11)
+            row["outcome"] = OBSERVED  # observed only through census records (ties at v1 and v11)
         row.update(anchor=clause_anchor(*key), seconds=round(seconds[key], 6),
                    failure_anchor=_first_anchor(failures, version=key[0], clause=key[1]))
     return rows
@@ -278,7 +278,8 @@ def _type_order(raw: RawRun, versions: list[int]) -> list[str]:
     return inside + sorted(others, key=lambda t: (catalogue.index(t) if t in catalogue else len(catalogue), t))
 
 
-def _matrix(raw: RawRun, versions: list[int], types: list[str], failures: list[doc.Failure]) -> list[doc.MatrixCell]:
+def _matrix(raw: RawRun, versions: list[int], types: list[str],
+            failures: list[doc.FailureCard]) -> list[doc.MatrixCell]:
     cells = defaultdict(list)
     for result in raw.results:
         cells[result.version, result.type_name].append(result.outcome)
@@ -360,7 +361,7 @@ def _every_type(raw: RawRun) -> set[tuple[int, str | None, str]]:
     return {key for key, types in failed.items() if len(types) > 1 and types == tried[key[0], key[1]]}
 
 
-def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
+def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.FailureCard]:
     """Every distinct failure (version, clause, type, problem), with its smallest counterexample
     (the last one among equally small ones: later counterexamples are the better shrunk), and what
     it means for the verdict (its role)."""
@@ -369,7 +370,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
     roles = _roles(standings)
     every_type = _every_type(raw)
     for result in raw.results:
-        if result.outcome in (PASS, CENSUS):
+        if result.outcome in (PASS, OBSERVED):
             continue
         ce = result.counterexample
         problem = result.problem or (ce.problem if ce else None) or result.outcome  # older runs lack problem
@@ -379,7 +380,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
             chosen[key] = result
     impl = raw.info.impl_portable or raw.info.impl
     order = _form_order(raw)
-    entries: list[doc.Failure] = []
+    entries: list[doc.FailureCard] = []
     anchors: set[str] = set()
     for key in sorted(chosen, key=lambda k: (k[0], clause_number(k[1]), k[2], k[3], order(k[4]))):
         result = chosen[key]
@@ -410,7 +411,7 @@ def _failures(raw: RawRun, standings: dict[int, Standing]) -> list[doc.Failure]:
     return entries
 
 
-def _pattern(failure: doc.Failure) -> str:
+def _pattern(failure: doc.FailureCard) -> str:
     """What a failure's counterexample says, apart from its type and version: the text of a
     refusal, error or crash with what varies by input blanked (results.causes.signature), or that a result came back
     (the shrunk inputs of wrong answers differ in shape by chance; the card lists each one)."""
@@ -420,7 +421,7 @@ def _pattern(failure: doc.Failure) -> str:
     return signature(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
 
 
-def _cards(failures: list[doc.Failure], types: list[str], form_order: Callable[[str], int]) -> list[doc.Card]:
+def _cards(failures: list[doc.FailureCard], types: list[str], form_order: Callable[[str], int]) -> list[doc.Card]:
     """Failures merged into one card per root cause: same clause, problem, outcome and
     counterexample pattern. A card lists the versions, types and model forms it covers; its representative
     (shown in full) is the member with the smallest input."""
@@ -455,7 +456,7 @@ def _cards(failures: list[doc.Failure], types: list[str], form_order: Callable[[
     return cards
 
 
-def _covers(failures: list[doc.Failure], members: list[int]) -> list[doc.Cover]:
+def _covers(failures: list[doc.FailureCard], members: list[int]) -> list[doc.Cover]:
     """What a card covers, each (version, type, model form) once with the anchors of its members
     (a type failing C1 and, for the same cause, C9 is one entry with two anchors)."""
     covers: dict[tuple, doc.Cover] = {}
@@ -485,7 +486,7 @@ def _forms(raw: RawRun, versions: list[int]) -> list[doc.FormRow]:
     for form in sorted({form for form, _ in tallies}, key=_form_order(raw)):
         for version in versions:
             mine = tallies.get((form, version), [])
-            judged_here = [r for r in mine if r.outcome != CENSUS]
+            judged_here = [r for r in mine if r.outcome != OBSERVED]
             tally = counts(r.outcome for r in judged_here)
             entries.append({
                 "form": form, "version": version, "cases": len(judged_here), "counts": tally,

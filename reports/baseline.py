@@ -16,7 +16,7 @@ from typing import Any
 from results import Unreadable, read_bounded
 
 from .aggregate import SCHEMA as REPORT_SCHEMA
-from .document import Document, Failure
+from .document import Document, FailureCard
 
 SCHEMA = "argmin-conformance/baseline/1"
 Key = tuple[int, str, str, str]  # version, clause, type, problem
@@ -26,7 +26,7 @@ class BaselineError(ValueError):
     """A file that is not a baseline; the message is one line naming the problem and the fix."""
 
 
-def _key(failure: Failure) -> Key:
+def _key(failure: FailureCard) -> Key:
     return int(failure["version"]), str(failure["clause"] or "-"), str(failure["type"]), str(failure["problem"])
 
 

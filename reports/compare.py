@@ -14,12 +14,12 @@ run's counterexamples, a clause "newly passing" on which one of them still fails
 from __future__ import annotations
 
 from results import replays
-from results.outcomes import CENSUS, MISSING_REJECTION, PASS
+from results.outcomes import MISSING_REJECTION, OBSERVED, PASS
 
 from .aggregate import NOT_RUN
 from .document import CensusEntry, Document
 
-NEUTRAL = (CENSUS, NOT_RUN)
+NEUTRAL = (OBSERVED, NOT_RUN)
 
 
 def _failing(outcome: str) -> bool:

@@ -296,7 +296,7 @@ class Counterexample(_Counterexample, total=False):
     again: Value
 
 
-class _Failure(TypedDict):
+class _FailureCard(TypedDict):
     version: int
     clause: str | None
     type: str
@@ -318,7 +318,7 @@ class _Failure(TypedDict):
     every_type: bool
 
 
-class Failure(_Failure, total=False):
+class FailureCard(_FailureCard, total=False):
     basis: str
     packed: int | None
 
@@ -479,7 +479,7 @@ class Document(TypedDict):
     clauses: list[ClauseRow]
     matrix: list[MatrixCell]
     forms: list[FormRow]
-    failures: list[Failure]
+    failures: list[FailureCard]
     cards: list[Card]
     census: list[CensusEntry]
     coverage: Coverage

@@ -21,7 +21,7 @@ from results.outcomes import ERROR_OUTCOMES, FAILURE_OUTCOMES
 
 from .aggregate import worst
 from .certificate import certificate_line
-from .document import Document, Failure, Version
+from .document import Document, FailureCard, Version
 from .i18n import Translator
 from .standing import scope_text, strictness_text
 
@@ -33,7 +33,7 @@ def _clean(text: object) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}", str(text))
 
 
-def _failure_text(failures: list[Failure]) -> str:
+def _failure_text(failures: list[FailureCard]) -> str:
     blocks = []
     for f in failures:
         ce = f["counterexample"]

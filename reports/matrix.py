@@ -16,12 +16,12 @@ import os
 from pathlib import Path
 
 from results import replays
-from results.outcomes import CENSUS, FAIL, PASS, SEVERITY
+from results.outcomes import FAIL, OBSERVED, PASS, SEVERITY
 
 from .aggregate import NOT_RUN, clause_anchor, clause_number, worst
 from .document import Document
 
-JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in (PASS, CENSUS))
+JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in (PASS, OBSERVED))
 
 
 def _link(source: Path, out: Path) -> str | None:

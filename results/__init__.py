@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import files
-from .outcomes import CENSUS, OUTCOMES
+from .outcomes import OBSERVED, OUTCOMES
 from .records import (
     CaseResult,
     CensusRecord,
@@ -38,9 +38,27 @@ IMPLEMENTATION_LOG = "implementation.log"  # beside the reports: what the implem
 PLAIN_RAW = "raw.json"
 
 __all__ = [
-    "CENSUS", "IMPLEMENTATION_LOG", "OUTCOMES", "RAW", "CaseResult", "CensusRecord", "Counterexample", "Example",
-    "Pack", "PackNode", "RawRun", "RunInfo", "Tensor", "Unreadable", "from_json", "load", "raw_path", "read_bounded",
-    "read_json", "save", "to_json",
+    "IMPLEMENTATION_LOG",
+    "OBSERVED",
+    "OUTCOMES",
+    "RAW",
+    "CaseResult",
+    "CensusRecord",
+    "Counterexample",
+    "Example",
+    "Pack",
+    "PackNode",
+    "RawRun",
+    "RunInfo",
+    "Tensor",
+    "Unreadable",
+    "from_json",
+    "load",
+    "raw_path",
+    "read_bounded",
+    "read_json",
+    "save",
+    "to_json",
 ]
 
 

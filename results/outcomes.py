@@ -24,8 +24,8 @@ FAIL = "fail"  # an answer that breaks a semantic clause
 ERROR = "error"  # a valid input rejected (an exception other than NotImplementedError)
 MISSING_REJECTION = "missing-rejection"  # an input that must be rejected was computed
 OUTCOMES = (PASS, FAIL, UNSUPPORTED, ERROR, MISSING_REJECTION, CRASH, TIMEOUT)
-CENSUS = "observed"  # the outcome of a census case: its behaviour is recorded, never judged
-SEVERITY = (CRASH, TIMEOUT, FAIL, MISSING_REJECTION, ERROR, UNSUPPORTED, PASS, CENSUS)  # every outcome, worst first
+OBSERVED = "observed"  # the outcome of a census case: its behaviour is recorded, never judged
+SEVERITY = (CRASH, TIMEOUT, FAIL, MISSING_REJECTION, ERROR, UNSUPPORTED, PASS, OBSERVED)  # every outcome, worst first
 # Failed outcomes as a JUnit file tells them apart: an error (the call itself failed) or a failure
 # (what came back, an answer or a refusal, is wrong).
 ERROR_OUTCOMES = (*FAULTS, ERROR)

@@ -99,7 +99,7 @@ class CaseResult:
     type_name: str
     suite: str  # fixed, property, rejection, census
     kind: str  # semantic, rejection, undefined
-    outcome: str  # one of OUTCOMES, or CENSUS (results.outcomes)
+    outcome: str  # one of OUTCOMES, or OBSERVED (results.outcomes)
     clauses: list[str]
     clause: str | None = None
     tags: list[str] = field(default_factory=list)
@@ -114,7 +114,7 @@ class CaseResult:
     answer_digest: str = ""
     form: str | None = None  # the model form (symbolic, static, initializer); None for a function plug-in
     # A failure that shows only in a packed model: its node count (the one-node model of the same
-    # case answers right); None for everything else (engine.judging.session._alone).
+    # case answers right); None for everything else (engine.judging.session.Session._judged_alone).
     packed: int | None = None
 
     @property

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import spec
-from engine.asking import worker
+from engine.asking import protocol, worker
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
@@ -62,8 +62,8 @@ def test_every_answer_of_the_right_size_is_kept_and_every_limit_under_the_cap() 
         for axis in range(len(shape)):
             right = 8 * worker.expected_elements(shape, {"axis": axis})
             limit = worker.answer_limit(shape, {"axis": axis})
-            assert limit <= worker.ANSWER_CAP
-            assert right <= limit or limit == worker.ANSWER_CAP
+            assert limit <= protocol.ANSWER_CAP
+            assert right <= limit or limit == protocol.ANSWER_CAP
 
 
 @pytest.mark.parametrize("isolation", ["process", "none"])

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import spec
-from engine.asking import isolation, sandbox, worker
+from engine.asking import isolation, protocol, sandbox
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.judging.judge import judge
@@ -85,22 +85,22 @@ def test_a_python_int_too_long_to_print_is_a_recorded_c2_failure(tmp_path: Path)
 
 
 def test_malformed_replies_are_refused_not_read() -> None:
-    good = worker.encode(("ok", np.array([[1]], dtype=np.int64), None, 0.001, False, None))
-    status, value, *_ = worker.decode(good)
+    good = protocol.encode(("ok", np.array([[1]], dtype=np.int64), None, 0.001, False, None))
+    status, value, *_ = protocol.decode(good)
     assert (status, value.tolist()) == ("ok", [[1]])
     object_dtype = good.replace(b"<i8|int64", b"|O|object")
     for forged in [good[:-1], good + b"x", b"\xff" + good[1:], object_dtype + b"\x1fmore", b""]:
-        with pytest.raises(worker.Malformed):
-            worker.decode(forged)
+        with pytest.raises(protocol.Malformed):
+            protocol.decode(forged)
 
 
 @pytest.mark.parametrize("value", [np.array([[1], [0]]), np.array([10**5000, 1], dtype=object),
                                    np.array([1.5, -0.0], dtype=ml_dtypes.bfloat16), np.arange(6, dtype=">i8")[::2],
                                    np.array(["opset=13"])], ids=lambda v: str(v.dtype))
 def test_in_process_answers_are_the_data_a_worker_would_send(value: np.ndarray) -> None:
-    """--isolation none skips the bytes (worker.detached), not what they carry."""
+    """--isolation none skips the bytes (protocol.detached), not what they carry."""
     outcome = ("ok", value, None, 0.001, True, None)
-    sent, kept = worker.decode(worker.encode(outcome)), worker.detached(outcome)
+    sent, kept = protocol.decode(protocol.encode(outcome)), protocol.detached(outcome)
     assert sent[1].dtype == kept[1].dtype and sent[1].shape == kept[1].shape
     assert sent[1].tolist() == kept[1].tolist() and sent[2:] == kept[2:]
     assert kept[1] is not value and kept[1].flags.writeable
@@ -108,17 +108,17 @@ def test_in_process_answers_are_the_data_a_worker_would_send(value: np.ndarray) 
 
 def test_records_with_an_object_field_cross_as_objects() -> None:
     record = np.array([(1, "a")], dtype=[("x", "i8"), ("y", "O")])
-    _, value, *_ = worker.decode(worker.encode(("ok", record, None, 0.0, False, None)))
+    _, value, *_ = protocol.decode(protocol.encode(("ok", record, None, 0.0, False, None)))
     assert value.dtype == object and value.shape == (1,) and "'a'" in value[0]
 
 
 def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_description() -> None:
     many = np.empty(3_000_000, dtype=object)
     many.fill("x" * 1000)
-    *delivered, _, _ = worker.decode(worker.encode(("ok", many, None, 0.0, True, None)))  # no packed model
+    *delivered, _, _ = protocol.decode(protocol.encode(("ok", many, None, 0.0, True, None)))  # no packed model
     reply = Reply(*delivered)
     assert reply.value.shape == (3_000_000,) and reply.value[0] == "'" + "x" * 78 + "…"
-    assert reply.value[worker.OBJECT_TEXTS] == "…"
+    assert reply.value[protocol.OBJECT_TEXTS] == "…"
 
 
 # --- 2. the verdict comes from what the owner judged ------------------------------------------

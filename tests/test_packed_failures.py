@@ -20,7 +20,7 @@ import pytest
 
 import spec
 from engine.adapters import models
-from engine.asking import worker
+from engine.asking import protocol, worker
 from engine.asking.calls import Node, Packed
 from engine.asking.isolation import Runner
 from engine.asking.loader import portable
@@ -44,27 +44,28 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 
 def test_a_reply_tells_its_packed_model_once_and_strictly() -> None:
     outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
-    told = worker.encode(outcome, 3, False, worker.NONE, (2, -5, 0), 2)
-    same = worker.encode(outcome, 3, False, worker.NONE, worker.SAME, 1)
-    plain = worker.encode(outcome, 3)
-    assert worker.decode(told)[-2:] == ((2, -5, 0), 2) and worker.decode(same)[-2:] == (worker.SAME, 1)
-    assert worker.detached(outcome, 3, False, worker.NONE, (2, -5, 0), 2)[-2:] == ((2, -5, 0), 2)
-    assert worker.decode(plain)[-2:] == (None, 0)
+    told = protocol.encode(outcome, 3, False, protocol.NONE, (2, -5, 0), 2)
+    same = protocol.encode(outcome, 3, False, protocol.NONE, worker.SAME, 1)
+    plain = protocol.encode(outcome, 3)
+    assert protocol.decode(told)[-2:] == ((2, -5, 0), 2) and protocol.decode(same)[-2:] == (worker.SAME, 1)
+    assert protocol.detached(outcome, 3, False, protocol.NONE, (2, -5, 0), 2)[-2:] == ((2, -5, 0), 2)
+    assert protocol.decode(plain)[-2:] == (None, 0)
     assert len(told) == len(plain) + 6 and len(same) == len(plain), "two bytes per node, once per model"
-    assert worker.decode(worker.encode(outcome, 1, False, worker.NONE, (0,), 0))[-2:] == (None, 0), "one node: none"
-    mode = worker._HEADER.size - 3  # the layout's kind (B) and the node (H) end the header
+    one = protocol.encode(outcome, 1, False, protocol.NONE, (0,), 0)
+    assert protocol.decode(one)[-2:] == (None, 0), "one node: none"
+    mode = protocol._HEADER.size - 3  # the layout's kind (B) and the node (H) end the header
     for offset, forged_bytes in ((mode, b"\3"), (mode + 1, b"\3\0")):  # no such kind; a node past the model's
         forged = bytearray(told)
         forged[offset:offset + len(forged_bytes)] = forged_bytes
-        with pytest.raises(worker.Malformed):
-            worker.decode(bytes(forged))
+        with pytest.raises(protocol.Malformed):
+            protocol.decode(bytes(forged))
 
 
 def test_a_layout_is_checked_against_the_calls_it_names() -> None:
     calls = static_calls([(2, 2), (3,), (4,)])
     unit = [0, 1, 2]
     layouts = Layouts(calls)
-    with pytest.raises(worker.Malformed):
+    with pytest.raises(protocol.Malformed):
         layouts.packed(worker.SAME, 0, unit, 0)  # no layout told before
     packed = layouts.packed((1, 0, -1), 1, unit, 0)
     assert [node.data is calls[i][0] for node, i in zip(packed.nodes[:2], (1, 0), strict=True)] == [True, True]
@@ -72,7 +73,7 @@ def test_a_layout_is_checked_against_the_calls_it_names() -> None:
     assert dummy.dummy and dummy.data.shape == (1, 1) and dummy.attributes == spec.load(13).signatures(2)[0]
     assert layouts.packed(worker.SAME, 0, unit, 1).nodes is packed.nodes, "a model's nodes are made once"
     for layout, position, at in (((1, 0), 0, 0), ((0, 3), 0, 0), ((0, -10_000), 0, 0), ((0, 1), 2, 0)):
-        with pytest.raises(worker.Malformed):  # another call at the node; no such call, signature or node
+        with pytest.raises(protocol.Malformed):  # another call at the node; no such call, signature or node
             layouts.packed(layout, position, unit, at)
 
 
@@ -132,14 +133,14 @@ def test_a_signature_model_names_its_dummies(isolation: str) -> None:
 
 # --- engine.asking.packing: the smallest pack that still fails ---------------------------------------------
 
-def _pack(count: int, position: int, dummies: int = 0) -> Packed:
+def _smallest_pack(count: int, position: int, dummies: int = 0) -> Packed:
     nodes = [Node(np.array([float(i)]), {"axis": 0}) for i in range(count)]
     nodes += [Node(np.zeros(1), {"keepdims": 0}, True) for _ in range(dummies)]
     return Packed(tuple(nodes), position)
 
 
 def test_the_smallest_pack_keeps_the_node_the_failure_needs() -> None:
-    found, asked = _pack(40, 17), []
+    found, asked = _smallest_pack(40, 17), []
 
     def ask(nodes, position):  # fails where node 29 (the value 29.0) is still there
         asked.append(len(nodes))
@@ -157,11 +158,11 @@ def test_the_smallest_pack_is_asked_within_its_budget() -> None:
         asked.append(len(nodes))
         return Packed(tuple(nodes), position) if position >= 3 else None
 
-    shown = smallest(_pack(64, 40), ask)
+    shown = smallest(_smallest_pack(64, 40), ask)
     assert len(asked) <= ASKS and len(shown.nodes) == 4 and shown.position == 3
     asked.clear()
-    assert len(smallest(_pack(64, 40), ask, asks=5).nodes) < 64 and len(asked) == 5
-    assert smallest(_pack(64, 40), lambda nodes, position: None) is None, "not reproduced: no pack made up"
+    assert len(smallest(_smallest_pack(64, 40), ask, asks=5).nodes) < 64 and len(asked) == 5
+    assert smallest(_smallest_pack(64, 40), lambda nodes, position: None) is None, "not reproduced: no pack made up"
 
 
 def test_the_other_nodes_inputs_are_made_small_while_the_pack_still_fails() -> None:
@@ -192,7 +193,7 @@ def test_a_run_of_equal_values_is_written_once_in_a_snippet() -> None:
 
 
 def test_in_a_signature_model_other_cases_become_dummies() -> None:
-    found = _pack(5, 2, dummies=20)
+    found = _smallest_pack(5, 2, dummies=20)
 
     def ask(nodes, position):
         assert len(nodes) == 25, "the model stays the one that failed"

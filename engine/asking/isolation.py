@@ -14,7 +14,7 @@ Either way the next call starts a fresh worker. Calls may also be asked through 
 fresh workers until one call, asked alone, is to blame. A packed answer says which model gave it
 (``Reply.pack``: its nodes, this process's own arrays, rebuilt from the layout the worker tells),
 so that a failure only that model shows can be asked again. Answers are bounded (see ``worker``): the parent
-never reads a reply larger than ``worker.ANSWER_CAP``, and replies are data (``worker.decode``),
+never reads a reply larger than ``protocol.ANSWER_CAP``, and replies are data (``protocol.decode``),
 never pickles: the worker runs the implementation's code.
 
 Every worker is a fresh process started in a sandbox of its own where the machine offers one
@@ -58,7 +58,7 @@ except ImportError:  # Windows: no process isolation at all
     fcntl = None
 
 from engine import runtimes
-from engine.asking import limits, output, sandbox, worker
+from engine.asking import limits, output, protocol, sandbox, worker
 from engine.asking.calls import CallArgs, Packed, Reply
 from engine.asking.loader import UsageError, check, describe, plugin_file, portable, resolve
 from engine.asking.packing import MAX_NODES, Layouts, Planner
@@ -68,7 +68,7 @@ from results.sizes import format_size
 ISOLATION_MODES = ("process", "none")
 _STARTUP_SECONDS = 120.0  # loading an implementation (imports, JIT warm-up) is not the call's time
 _EXIT_GRACE_SECONDS = 1.0
-_REPLY_CAP = worker.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
+_REPLY_CAP = protocol.ANSWER_CAP + (64 << 10)  # an answer at the cap, with its status and error text
 _READY_CAP = 1 << 20  # the worker's first message: what it loaded, or why it did not
 _ERROR_CHARS = 4000
 _WATCH_SECONDS = 0.05  # how often a call in progress has its worker's memory checked
@@ -89,13 +89,13 @@ def _loaded(message: bytes) -> dict:
     try:
         loaded = json.loads(message)
     except (ValueError, RecursionError):
-        raise worker.Malformed("not JSON") from None
+        raise protocol.Malformed("not JSON") from None
     if not isinstance(loaded, dict) or len(loaded) != 1:
-        raise worker.Malformed("not one entry")
+        raise protocol.Malformed("not one entry")
     if isinstance(loaded.get("error"), str):
         return {"error": loaded["error"][:_ERROR_CHARS]}
     if not isinstance(loaded.get("ready"), dict):
-        raise worker.Malformed("no description")
+        raise protocol.Malformed("no description")
     return loaded
 
 
@@ -348,7 +348,7 @@ class _Worker:
                 self.kill()
                 return f"the worker sent more than the {format_size(_READY_CAP)} its first message may take"
             return _death(self.stop())
-        except worker.Malformed as exc:
+        except protocol.Malformed as exc:
             self.kill()
             return f"the worker sent a malformed first message ({exc})"
         if "error" in message:
@@ -498,7 +498,7 @@ class Runner:
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
         self.planner = Planner()  # which models the calls are asked in (engine.asking.packing)
-        self._spent = worker.NONE  # what the in-process adapter had spent on models at the last reply
+        self._spent = protocol.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
         self._spare: _Worker | None = None  # the next worker, started ahead (see _ready)
@@ -630,7 +630,7 @@ class Runner:
         # A copy, as the worker gets: an implementation that writes into its input must not
         # change the caller's array in one mode and not in the other.
         # The answer reaches the judge as the same data as from a worker (a copy, objects as
-        # their descriptions: worker.detached).
+        # their descriptions: protocol.detached).
         _, version, _, form = calls[unit[0]]
         datas = [np.array(calls[index][0], copy=True) for index in unit]
         outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
@@ -638,7 +638,7 @@ class Runner:
         layouts = Layouts(calls)
         for at, (index, answered) in enumerate(zip(unit, outcomes, strict=True)):
             spent = worker.models_of(self._fn)
-            *delivered, layout, position = worker.detached(answered.reply, answered.nodes, answered.split,
+            *delivered, layout, position = protocol.detached(answered.reply, answered.nodes, answered.split,
                                                            spent - self._spent, answered.layout, answered.position)
             replies[index] = Reply(*delivered, pack=layouts.packed(layout, position, unit, at))
             self._spent = spent
@@ -757,7 +757,7 @@ class Runner:
             elapsed = time.perf_counter() - start
             self._worker = None
             if str(exc) == "bad message length":
-                # Past the worker's own bound (worker.ANSWER_CAP): the implementation wrote to
+                # Past the worker's own bound (protocol.ANSWER_CAP): the implementation wrote to
                 # the pipe itself. Nothing of it is read.
                 current.kill()
                 return Reply(CRASH, None, f"the worker sent more than the {format_size(_REPLY_CAP)} a "
@@ -766,9 +766,9 @@ class Runner:
             death = _death(current.stop())
             return Reply(CRASH, None, f"{exhausted} ({death})" if exhausted else death, elapsed, nodes=nodes)
         try:
-            *delivered, layout, position = worker.decode(reply)
+            *delivered, layout, position = protocol.decode(reply)
             outcome = Reply(*delivered, pack=packed(layout, position))
-        except worker.Malformed as exc:  # the implementation wrote to the pipe itself
+        except protocol.Malformed as exc:  # the implementation wrote to the pipe itself
             current.kill()
             self._worker = None
             return Reply(CRASH, None, f"the worker sent a malformed reply ({exc}); the worker process was killed",

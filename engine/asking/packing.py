@@ -54,8 +54,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 import spec
-from engine.asking import worker
+from engine.asking import protocol
 from engine.asking.calls import CallArgs, Node, Packed, Reply
+from engine.contract.adapters import SAME, Layout
 from engine.contract.forms import INITIALIZER, STATIC, SYMBOLIC
 from results.outcomes import OK, UNSUPPORTED
 
@@ -316,38 +317,38 @@ def _signatures(version: int, rank: int) -> tuple[dict[str, int], ...]:
 
 
 class Layouts:
-    """The packed models that replies name by layout (engine.asking.worker.Layout), rebuilt from the
+    """The packed models that replies name by layout (engine.contract.adapters.Layout), rebuilt from the
     calls asked: a request's replies tell a model's layout once, then SAME (worker.serve), and
     its nodes are made once, shared by the replies of every call it answered."""
 
     def __init__(self, calls: Sequence[CallArgs]) -> None:
         self._calls = calls
-        self._last: tuple[worker.Layout, Sequence[int], tuple[Node, ...]] | None = None
+        self._last: tuple[Layout, Sequence[int], tuple[Node, ...]] | None = None
 
-    def packed(self, layout: worker.Layout | None, position: int, unit: Sequence[int], at: int) -> Packed | None:
+    def packed(self, layout: Layout | None, position: int, unit: Sequence[int], at: int) -> Packed | None:
         """The model of ``layout`` (counted in the calls of ``unit``) that answered ``calls[unit[at]]``
         at node ``position``. Malformed where it names a call outside the unit or a signature the
         rank lacks, or puts another call at that node."""
         if layout is None:
             return None
         last = self._last
-        if layout == worker.SAME:
+        if layout == SAME:
             if last is None:
-                raise worker.Malformed("the same layout as no reply before")
+                raise protocol.Malformed("the same layout as no reply before")
             layout = last[0]
         if not 0 <= position < len(layout) or layout[position] != at or len(layout) > MAX_NODES:
-            raise worker.Malformed("a layout without the call it answered")
+            raise protocol.Malformed("a layout without the call it answered")
         if last is None or last[0] != layout or last[1] is not unit:
             self._last = last = (layout, unit, self._nodes(layout, unit, at))
         return Packed(last[2], position)
 
-    def _nodes(self, layout: worker.Layout, unit: Sequence[int], at: int) -> Callable[[], tuple[Node, ...]]:
+    def _nodes(self, layout: Layout, unit: Sequence[int], at: int) -> Callable[[], tuple[Node, ...]]:
         """What makes the layout's nodes, once it is known to name only calls of the unit and
         signatures of the rank."""
         data, version, _, _ = self._calls[unit[at]]
         signatures = _signatures(version, data.ndim)
         if not -len(signatures) <= min(layout) <= max(layout) < len(unit):
-            raise worker.Malformed("a layout naming no call of its pack and no signature")
+            raise protocol.Malformed("a layout naming no call of its pack and no signature")
         calls, dummy = self._calls, np.zeros((1,) * data.ndim, data.dtype)
         return functools.cache(lambda: tuple(Node(calls[unit[entry]][0], calls[unit[entry]][2]) if entry >= 0
                                              else Node(dummy, signatures[-1 - entry], True) for entry in layout))

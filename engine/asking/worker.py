@@ -22,7 +22,6 @@ parent also watches a call in progress and kills a worker that passes the limit)
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
 import mmap
@@ -30,7 +29,6 @@ import multiprocessing
 import os
 import pickle
 import signal
-import struct
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -40,8 +38,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from engine.asking.protocol import (
+    ANSWER_CAP,
+    ERROR_CHARS,
+    NONE,
+    Models,
+    WireReply,
+    encode,
+    tellable,
+)
 from engine.contract.adapters import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
-from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, UNSUPPORTED
+from results.outcomes import CRASH, OK, OVERSIZE, RAISED, UNSUPPORTED
 from results.sizes import format_size
 
 try:
@@ -49,22 +56,8 @@ try:
 except ImportError:  # Windows: no peak memory to read, so no memory limit
     resource = None
 
-# (status, value, error, seconds, by_value, declared): a plain tuple, so the worker needs nothing
-# from isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so
-# it has no integer type of its own and is judged by its values (see spec.oracle.read).
-# ``declared``: the output shape a model-based implementation declared.
-WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
-# A reply as the process that owns the run receives it: plus the nodes of the model that
-# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
-# whether its pack was split (``Answered``), the ``Models`` fields since the previous reply, and
-# the packed model's Layout (None: none told; SAME: the previous reply's) with the call's node in it.
-Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float,
-                  "Layout | None", int]
-
-ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
-_ERROR_CHARS = 2000  # an exception's text is cut here: a message can be as large as an answer
 DEFAULT_MEMORY_LIMIT = 4 << 30  # resident bytes a worker may hold: a leak stops long before the machine does
 # The peak (here) and the limits of a worker's control group (engine.asking.isolation) are looked at after
 # every call this long or longer, and at least this often: a shorter call cannot touch enough memory
@@ -103,7 +96,7 @@ def _as_array(result: Any) -> tuple[np.ndarray | None, str | None]:
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= _ERROR_CHARS else f"{text[:_ERROR_CHARS]}... ({len(text)} characters)"
+    return text if len(text) <= ERROR_CHARS else f"{text[:ERROR_CHARS]}... ({len(text)} characters)"
 
 
 def _describe(exc: BaseException) -> str:
@@ -175,21 +168,6 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     if too_large is not None:
         return _without_answer(OVERSIZE, too_large, seconds)
     return OK, value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
-
-
-class Models(NamedTuple):
-    """What a model-based implementation spent on models: how many it compiled, how many it
-    loaded from the compile cache instead, and the seconds both took (ModelArgMin counts them)."""
-
-    compiled: int = 0
-    loaded: int = 0
-    seconds: float = 0.0
-
-    def __sub__(self, earlier: tuple) -> Models:
-        return Models(*(now - then for now, then in zip(self, earlier, strict=True)))
-
-
-NONE = Models()
 
 
 def models_of(fn: Any) -> Models:
@@ -294,168 +272,6 @@ def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, a
                 form: str | None) -> Iterator[Answered]:
     for data, attrs in zip(datas, attributes, strict=True):
         yield Answered(call(fn, data, version, attrs, form), split=True)
-
-
-# The wire format of a reply: data only, never a pickled object. The process that owns the run
-# parses it strictly (``decode``): a worker runs the implementation's code, so whatever it sends
-# is untrusted. A fixed header (status, by_value, seconds, the lengths that follow, the answer's
-# rank, the declared output's rank or -1, the nodes of the model that answered, whether its pack
-# was split, the ``Models`` since the previous reply, what it tells of a packed model's layout
-# and the call's node in it), the answer's shape and the declared shape (-1 for
-# an unknown dimension), the layout (one int16 per node), the error text, the dtype as ``str|name``
-# and the answer's bytes. An object answer crosses as a short text per element (at most
-# OBJECT_TEXTS of them), joined by ``_SEPARATOR``: what numpy holds as objects is a wrong answer,
-# shown, never rebuilt.
-_HEADER = struct.Struct("<BBdIHBbHBIIdBH")
-_NO_LAYOUT, _SAME_LAYOUT, _LAYOUT = range(3)  # a layout: none told, the previous reply's, its own (it follows)
-OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
-_OBJECT_CHARS = 80  # each element's description is cut here
-_SEPARATOR = "\x1f"
-_MAX_DIMS = 64  # numpy's own limit
-_ELLIPSIS = "…"
-_NUMBERS = [struct.Struct(f"<{count}q") for count in range(2 * _MAX_DIMS + 1)]  # the shapes, by their length
-
-
-class Malformed(ValueError):
-    """A reply that does not follow the wire format: the worker wrote to its pipe itself."""
-
-
-def _element_text(element: Any) -> str:
-    """A bounded description of one element of an object answer, made in the worker (its repr
-    is the implementation's code, which may raise or, for a Python int of 10**5000 digits, refuse)."""
-    try:
-        text = repr(element)
-        if not isinstance(text, str):
-            raise TypeError("__repr__ returned no str")
-    except Exception as exc:
-        text = f"<{type(element).__name__[:40]}: unprintable, {type(exc).__name__}>"
-    text = "".join(c if c.isprintable() and c != _SEPARATOR else "?" for c in text[:_OBJECT_CHARS + 1])
-    return text if len(text) <= _OBJECT_CHARS else text[:_OBJECT_CHARS - 1] + _ELLIPSIS
-
-
-def _object_texts(value: np.ndarray) -> str:
-    return _SEPARATOR.join(_element_text(e) for e in value.reshape(-1)[:OBJECT_TEXTS])
-
-
-def _tellable(layout: Layout | None, nodes: int, position: int) -> bool:
-    """Whether ``layout`` describes a packed model of ``nodes``, the call's node among them."""
-    return layout is not None and nodes > 1 and 0 <= position < nodes and (layout == SAME or len(layout) == nodes)
-
-
-def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE,
-           layout: Layout | None = None, position: int = 0) -> bytes:
-    """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
-    model, or a plain function), ``split``: whether its pack was split to answer it
-    (``Answered``), what was spent on ``models`` since the previous reply, and the packed
-    model's ``layout`` (SAME: the previous reply's) with the call's node ``position`` in it."""
-    status, value, error, seconds, by_value, declared = reply
-    told = _NO_LAYOUT if not _tellable(layout, nodes, position) else _SAME_LAYOUT if layout == SAME else _LAYOUT
-    nodes_told = layout if told == _LAYOUT else ()
-    shape: tuple[int, ...] = ()
-    dtype, payload = b"", b""
-    if value is not None:
-        shape = value.shape
-        if value.dtype.hasobject:  # records with object fields included: described as objects
-            dtype, payload = b"|O|object", _object_texts(value).encode("utf-8")
-        else:
-            dtype, payload = _dtype_text(value.dtype), np.ascontiguousarray(value).tobytes()
-    marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
-    text = (error or "").encode("utf-8", errors="replace")
-    compiled, loaded = (min(max(n, 0), 0xFFFFFFFF) for n in models[:2])
-    header = _HEADER.pack(REPLY_STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
-                          -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds,
-                          told, position if told else 0)
-    return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks),
-                     struct.pack(f"<{len(nodes_told)}h", *nodes_told), text, dtype, payload))
-
-
-@functools.lru_cache(maxsize=64)  # numpy's dtype.name takes microseconds, and a run sees a few dtypes
-def _dtype_text(dtype: np.dtype) -> bytes:
-    return f"{dtype.str}|{dtype.name}".encode()
-
-
-@functools.lru_cache(maxsize=64)
-def _dtype(text: str) -> np.dtype:
-    """The dtype a reply names, numpy's own or one of ml_dtypes' (bfloat16, float8: their ``str``
-    is only a size, so their name says which)."""
-    # Imported here, not with this module: a worker process needs ml_dtypes only for such inputs
-    # (unpickling them imports it), and importing it takes about half a second.
-    import ml_dtypes
-
-    code, _, name = text.rpartition("|")
-    found = getattr(ml_dtypes, name, None) if name and not name.startswith("_") else None
-    dtype = np.dtype(found) if isinstance(found, type) and issubclass(found, np.generic) else np.dtype(code)
-    if dtype.str != code:
-        raise Malformed(f"dtype {text[:40]!r} names two types")
-    return dtype
-
-
-def decode(reply: bytes) -> Delivered:
-    """A reply read back as plain data, checked field by field; Malformed when anything is off."""
-    try:
-        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds, told, \
-            position = _HEADER.unpack_from(reply)
-        if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
-                or nodes < 1 or split > 1 or not math.isfinite(model_seconds) or told > _LAYOUT \
-                or (told and (nodes < 2 or position >= nodes)) or (position and not told):
-            raise Malformed("a header out of range")
-        numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
-        start = _HEADER.size + 8 * len(numbers)
-        layout = None if told == _NO_LAYOUT else SAME if told == _SAME_LAYOUT else \
-            struct.unpack_from(f"<{nodes}h", reply, start)
-        start += 2 * len(layout or ())
-        error = reply[start:start + errors].decode("utf-8", errors="replace")[:2 * _ERROR_CHARS] or None
-        start += errors
-        kind = reply[start:start + dtypes].decode("ascii")
-        start += dtypes
-        size = len(reply) - start
-        declared = None if marks < 0 else tuple(None if d < 0 else d for d in numbers[ndim:])
-        if not kind:
-            if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
-                raise Malformed("an answer without a dtype")
-            return REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), \
-                compiled, loaded, model_seconds, layout, position
-        shape = numbers[:ndim]
-        if min(shape, default=0) < 0:
-            raise Malformed("a negative dimension")
-        dtype = _dtype(kind)
-        if dtype.hasobject:
-            value = _described(reply[start:].decode("utf-8", errors="replace"), shape)
-        elif dtype.itemsize * math.prod(shape) != size:
-            raise Malformed("an answer whose bytes do not fill its shape")
-        else:
-            value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
-                shape).copy()
-        return REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
-            loaded, model_seconds, layout, position
-    except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
-        if isinstance(exc, Malformed):
-            raise
-        raise Malformed(f"{type(exc).__name__}") from None
-
-
-def detached(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE,
-             layout: Layout | None = None, position: int = 0) -> Delivered:
-    """What ``decode(encode(reply, nodes, split, models, layout, position))`` gives, without
-    the bytes (in-process calls): the answer as a copy, objects as their descriptions."""
-    status, value, error, seconds, by_value, declared = reply
-    if value is not None:
-        value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
-    told = _tellable(layout, nodes, position)
-    return status, value, error, seconds, by_value, declared, nodes, split, *models, \
-        layout if told else None, position if told else 0
-
-
-def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:
-    """An object answer as this process holds it: an array of the element descriptions (str)."""
-    size = math.prod(shape)
-    described = [text[:_OBJECT_CHARS] for text in texts.split(_SEPARATOR)[:OBJECT_TEXTS]] if size else []
-    if len(described) != min(size, OBJECT_TEXTS):
-        raise Malformed("an object answer with the wrong number of descriptions")
-    value = np.empty(size, dtype=object)
-    value.fill(_ELLIPSIS)  # one object for all (np.full would make one per element)
-    value[:len(described)] = described
-    return value.reshape(shape)
 
 
 # Inputs at least this large travel through a memory area the worker shares with the process that
@@ -581,7 +397,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
                         reply = _without_answer(CRASH, out_of_memory(peak, memory_limit), reply[3])
                 now_spent = models_of(fn)
-                layout = answered.layout if _tellable(answered.layout, answered.nodes, answered.position) else None
+                layout = answered.layout if tellable(answered.layout, answered.nodes, answered.position) else None
                 if layout is not None:
                     layout, told = (SAME, told) if layout == told else (layout, layout)
                 conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent, layout,

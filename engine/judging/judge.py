@@ -15,12 +15,12 @@ from generators import Case
 from results import CaseResult, CensusRecord, Counterexample, Example, Tensor
 from results.digest import answer_digest, input_digest
 from results.outcomes import (
-    CENSUS,
     CRASH,
     ERROR,
     FAIL,
     FAULTS,
     MISSING_REJECTION,
+    OBSERVED,
     OK,
     OVERSIZE,
     PASS,
@@ -262,7 +262,7 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
     if expectation.kind == "undefined":
         again = again or (lambda: (call(case.data, case.attributes), SAME_PROCESS))
         records = _census_records(vspec, case, expectation, reply, again)
-        return Judgement(case, reply, _result(case, suite, "undefined", CENSUS, ids, [], reply, ids[0]), records,
+        return Judgement(case, reply, _result(case, suite, "undefined", OBSERVED, ids, [], reply, ids[0]), records,
                          [])
     if expectation.kind == "rejection":
         outcome = _ON_INVALID[reply.status]

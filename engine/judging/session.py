@@ -190,7 +190,7 @@ class Session:
         right after it its twin (a state bug shows only when the twin follows its case); then, in
         a second batch, each census input a second time (the census checks the answer does not
         change), in another worker process where there is one. ``pack``: through packed models
-        where --packing is on (``_asking``), the planner's probes asked first, on their own."""
+        where --packing is on (``_asked_in``), the planner's probes asked first, on their own."""
         state = self.state
         if state.faults >= self._faults_allowed():
             return
@@ -213,7 +213,7 @@ class Session:
             pairs.append((case, second))
         if not pairs:
             return
-        planned, units = self._asking(pairs, pack)
+        planned, units = self._asked_in(pairs, pack)
         replies = self.call_many(self._calls([case for case, _ in planned]), pack=pack, units=units,
                                  faults=self._faults_allowed() - state.faults)
         census: dict[int, Case] = {}  # by position in ``planned``
@@ -225,14 +225,14 @@ class Session:
                     census[index] = case
         if census:
             # In the packs of the first asks: the same models, which the compile cache holds.
-            replies = self.call_many(self._calls(list(census.values())), self._second(), pack,
+            replies = self.call_many(self._calls(list(census.values())), self._census_worker(), pack,
                                      units=within(units, list(census)))
             state.again.update((c.key(), reply) for c, reply in zip(census.values(), replies, strict=True))
 
     def _calls(self, cases: Sequence[Case]) -> list[CallArgs]:
         return [(c.data, c.version, c.attributes, self.form) for c in cases]
 
-    def _asking(self, pairs: Sequence[tuple[Case, Case | None]],
+    def _asked_in(self, pairs: Sequence[tuple[Case, Case | None]],
                 pack: bool) -> tuple[list[tuple[Case, bool]], list[list[int]] | None]:
         """What to ask, in order, for cases and their twins (None where a case has none), each
         with whether its answer is kept; and the packs to ask them in (None: one by one, or as
@@ -247,7 +247,7 @@ class Session:
                    for position, index in enumerate(asked)]
         return planned, units
 
-    def _second(self) -> Runner:
+    def _census_worker(self) -> Runner:
         """Where a census input is asked the second time: a second worker process, started on
         first use (only census tests need it); the one runner with --isolation none, or where the
         implementation does not load a second time (a device one process holds, say)."""
@@ -262,10 +262,10 @@ class Session:
                     second.close()
         return self._census_runner
 
-    def _again(self, case: Case) -> tuple[Reply, str]:
+    def _census_second_answer(self, case: Case) -> tuple[Reply, str]:
         """The census's second answer to ``case`` (asked ahead, or asked now: a one-node model)
         and where it was asked."""
-        second = self._second()
+        second = self._census_worker()
         reply = self.state.again.pop(case.key(), None)
         if reply is None:
             reply = self.call_many([(case.data, case.version, case.attributes, self.form)], second)[0]
@@ -327,17 +327,18 @@ class Session:
             return self.call(data, case.version, attributes)
 
         if reply.nodes > 1:
-            judgement = self._as_it_came(case, suite, reply)
+            judgement = self._judged_as_answered(case, suite, reply)
             if reply.status == UNSUPPORTED:
                 pass  # a pack refused as a whole, of a type refused alone too (engine.asking.worker.answers)
             elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
                 # (A packed failure whose every clause and problem this test has confirmed alone
                 # already is one more occurrence of a known failure: not asked again.)
-                judgement = self._alone(case, suite, judgement, again)
+                judgement = self._judged_alone(case, suite, judgement, again)
             elif any(_odd(record) for record in judgement.census):
                 judgement = self._census_alone(case, suite, again)
         else:
-            judgement = judge(spec.load(case.version), case, reply, suite, again, lambda: self._again(case))
+            judgement = judge(spec.load(case.version), case, reply, suite, again,
+                              lambda: self._census_second_answer(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
         state.computed = state.computed or (judgement.result.kind == "semantic" and reply.status == OK)
         state.settled[key] = judgement
@@ -347,16 +348,16 @@ class Session:
             state.recorded.add(key)
         return judgement
 
-    def _as_it_came(self, case: Case, suite: str, reply: Reply) -> Judgement:
+    def _judged_as_answered(self, case: Case, suite: str, reply: Reply) -> Judgement:
         """The judgement of an answer as it came, without the re-asks that sharpen a failure's
         blame: for an answer from a packed model they would be one-node models, and a failure is
         asked alone anyway; for a counterexample asked once more, only whether it fails matters."""
         refused = Reply(RAISED, None, "not asked: the answer is judged as it came", 0.0)
         return judge(spec.load(case.version), case, reply, suite,
                      lambda data, attributes: reply if attributes == case.attributes else refused,
-                     lambda: self._again(case))
+                     lambda: self._census_second_answer(case))
 
-    def _alone(self, case: Case, suite: str, packed: Judgement,
+    def _judged_alone(self, case: Case, suite: str, packed: Judgement,
                again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
         """A case that failed in a packed model, asked again alone (a one-node model). Failing
         there too, it is judged from that answer, exactly as without packing; answering right,
@@ -375,7 +376,7 @@ class Session:
         census records the runtime's policy, never a bug that only its packed models have."""
         first = self.call(case.data, case.version, case.attributes)
         # The packed judgement took the second answer asked ahead: this one is asked now, alone.
-        return judge(spec.load(case.version), case, first, suite, again, lambda: self._again(case))
+        return judge(spec.load(case.version), case, first, suite, again, lambda: self._census_second_answer(case))
 
     def _faults_allowed(self) -> int:
         return FAULTS_PER_TEST if self.faults < FAULTS_BEFORE_THRIFT else 1
@@ -437,27 +438,28 @@ class Session:
             judgement = self._minimized(judgement, key)
         pack = again = None  # the answer when asked once more, the same way (a crash or hang is not asked again)
         if packed and judgement.reply.pack is not None:
-            pack, again, judgement = self._pack(judgement, key)
+            pack, again, judgement = self._smallest_pack(judgement, key)
             failure = self._failure_of(judgement, key)
         elif failure.problem not in FAULTS:
             again = self._asked_again(judgement.case)
         result = judgement.recorded_as(failure)
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))
         result.counterexample.minimized = not unminimized and not packed
-        result.counterexample.also = [j.example() for j in self._also(key, judgement)]
+        result.counterexample.also = [j.example() for j in self._also_failing(key, judgement)]
         result.counterexample.pack = pack
         if again is not None:
             # A flake is a claim with evidence: the same model, asked again the same way, answered
             # right; its answer is recorded beside the wrong one. Failing again, in any way, is no flake.
             result.counterexample.again = answer(again)
-            result.counterexample.flaky = not self._as_it_came(judgement.case, judgement.result.suite, again).failed
+            asked_again = self._judged_as_answered(judgement.case, judgement.result.suite, again)
+            result.counterexample.flaky = not asked_again.failed
         self._record(result, [])
         state.recorded.add(judgement.case.key())
         state.aside.add(key)
         state.reported.append((f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}",
                                judgement.result.kind, failure.problem))
 
-    def _pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None, Judgement]:
+    def _smallest_pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None, Judgement]:
         """The packed model a packed-only failure shows in: the smallest one found that fails the
         same way, its nodes' inputs made small, the case's own last (engine.asking.packing), each candidate
         asked as exactly that model (``ask_pack``); or the one it was found in, marked not
@@ -475,7 +477,7 @@ class Session:
             if reply.nodes < 2 or reply.pack is None:
                 return None
             mine = case if nodes[position].data is case.data else replace(case, data=nodes[position].data)
-            found = self._as_it_came(mine, suite, reply)
+            found = self._judged_as_answered(mine, suite, reply)
             if not any((f.clause, f.problem) == (key[0], key[2]) for f in found.failures):
                 return None
             found.result.packed, found.result.test = judgement.result.packed, judgement.result.test  # as it was found
@@ -524,7 +526,7 @@ class Session:
         if len(seen) < 4 * ALSO_FAILS_ON:
             seen.setdefault(judgement.case.key(), judgement)
 
-    def _also(self, key: Key, shown: Judgement) -> list[Judgement]:
+    def _also_failing(self, key: Key, shown: Judgement) -> list[Judgement]:
         """Up to ALSO_FAILS_ON other small inputs that fail the same way, new shapes first."""
         pool = {k: j for k, j in self.state.seen.get(key, {}).items()
                 if j.case.data.size <= _ALSO_LIMIT and k != shown.case.key()}

@@ -1,0 +1,65 @@
+"""The wire between the worker and the owner (engine.asking.protocol), through its public
+functions: every reply crosses as data and is read back field by field, a packed model's layout
+is told once, and whatever breaks the format is Malformed, never a traceback or a pickle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.asking import protocol
+from engine.contract.adapters import SAME
+from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, TIMEOUT, UNSUPPORTED
+
+
+@pytest.mark.parametrize("reply", [
+    (OK, np.array([[2], [0]], dtype=np.int64), None, 0.25, False, (2, None)),
+    (OK, np.array(3, dtype=np.int32), None, 0.0, True, None),
+    (UNSUPPORTED, None, "NotImplementedError: bfloat16", 0.1, False, None),
+    (RAISED, None, "ValueError: axis 3 is out of range", 0.0, False, None),
+    (CRASH, None, "the worker died: SIGSEGV", 1.5, False, None),
+    (TIMEOUT, None, "no answer within 10 s", 10.0, False, None),
+    (OVERSIZE, None, "an answer of shape (4096, 4096)", 0.0, False, None),
+])
+def test_a_reply_reads_back_as_it_was_written_in_either_mode(reply: tuple) -> None:
+    models = protocol.Models(2, 1, 0.5)
+    crossed = protocol.decode(protocol.encode(reply, 3, True, models, (0, -1, 1), 2))
+    status, value, error, seconds, by_value, declared, nodes, split, compiled, loaded, spent, layout, position = crossed
+    assert (status, error, seconds, by_value, declared) == (reply[0], reply[2], reply[3], reply[4], reply[5])
+    assert (nodes, split, compiled, loaded, spent, layout, position) == (3, True, 2, 1, 0.5, (0, -1, 1), 2)
+    assert (value is None) == (reply[1] is None)
+    if value is not None:
+        assert value.dtype == reply[1].dtype and np.array_equal(value, reply[1])
+    in_process = protocol.detached(reply, 3, True, models, (0, -1, 1), 2)
+    assert [repr(a) for a in in_process] == [repr(b) for b in crossed], "in-process calls read the same"
+
+
+def test_a_layout_is_told_once_then_as_the_same() -> None:
+    reply = (OK, np.zeros(1, np.int64), None, 0.0, False, None)
+    assert protocol.decode(protocol.encode(reply, 2, False, protocol.NONE, SAME, 1))[-2:] == (SAME, 1)
+    assert protocol.decode(protocol.encode(reply, 1, False, protocol.NONE, (0,), 0))[-2:] == (None, 0), \
+        "a one-node model has no layout to tell"
+
+
+def test_an_object_answer_crosses_as_bounded_descriptions_never_as_objects() -> None:
+    class Loud:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    value = np.array([10 ** 40, Loud(), "x" * 500] * 200, dtype=object)
+    status, crossed, *_ = protocol.decode(protocol.encode((OK, value, None, 0.0, True, None)))
+    assert status == OK and crossed.dtype == object and crossed.shape == value.shape
+    assert crossed[0] == repr(10 ** 40) and "unprintable" in crossed[1] and len(crossed[2]) <= 80
+    assert crossed[protocol.OBJECT_TEXTS] == "…", "only the first OBJECT_TEXTS elements are described"
+
+
+@pytest.mark.parametrize("forge", [
+    lambda b: b[:10],  # cut short
+    lambda b: bytes([len(REPLY_STATUSES)]) + b[1:],  # no such status
+    lambda b: b + b"\0",  # bytes that do not fill the answer's shape
+    lambda b: b"",
+])
+def test_a_reply_off_the_format_is_malformed(forge) -> None:
+    written = protocol.encode((OK, np.arange(4, dtype=np.int64), None, 0.0, False, None))
+    with pytest.raises(protocol.Malformed):
+        protocol.decode(forge(written))
