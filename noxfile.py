@@ -28,6 +28,7 @@ import nox
 # library); the checkout leaves the import path again so its generic folder names shadow nothing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.installs import lowest, pip_failure
+from engine.isa import parse as parse_isa
 from engine.loader import DEFAULT_IMPL, UsageError, check, runtime_commands, runtime_distributions
 from engine.runtimes import BUILT_IN, find, split_release
 from engine.runtimes.entry import release_key
@@ -112,11 +113,12 @@ def _stop(message: str) -> None:
     sys.exit(2)
 
 
-def _checked(impl: str) -> str:
+def _checked(impl: str, isa: str | None = None) -> str:
     """``impl`` once the suite's own checks that import nothing hold (a release the built-in
-    supports, among others): before any virtualenv is made for it."""
+    supports, among others, and a cap it offers for ``isa``): before any virtualenv is made for it."""
     try:
         check(impl)
+        parse_isa(impl, isa)
     except UsageError as exc:
         _stop(str(exc))
     return impl
@@ -243,25 +245,25 @@ def _in(where: str) -> Iterator[None]:
         os.chdir(before)
 
 
-def _one_after_another(session: nox.Session, runs: dict[str, Path], profile: str, seed: str,
+def _one_after_another(session: nox.Session, runs: list[tuple[str, Path, list[str]]], profile: str, seed: str,
                        args: list[str]) -> tuple[list[str], list[str]]:
-    """Each ``--impl`` of ``runs`` into its report folder, in its own virtualenv, one at a time
-    (each run uses the machine's cores itself): the folders of the runs carried out, and the
-    implementations that could not be."""
+    """Each (``--impl``, report folder, its own options) of ``runs``, in the implementation's own
+    virtualenv, one at a time (each run uses the machine's cores itself): the folders of the runs
+    carried out, and the implementations that could not be."""
     carried, failed = [], []
-    for impl, folder in runs.items():
+    for impl, folder, own in runs:
         try:
             python = _venv(session, [*RUNTIME, *runtime_distributions(impl)], _label(impl))
         except SystemExit:  # pip failed: said above, and the next implementation runs
             failed.append(impl)
             continue
         code = _run(session, python, "suites", ["--impl", impl, "--profile", profile, "--seed", seed,
-                                                "--report-dir", str(folder), *args])
+                                                "--report-dir", str(folder), *own, *args])
         (carried if code in (0, 1) else failed).append(str(folder) if code in (0, 1) else impl)
     return carried, failed
 
 
-def _several(session: nox.Session, runs: dict[str, Path], profile: str, seed: str, args: list[str],
+def _several(session: nox.Session, runs: list[tuple[str, Path, list[str]]], profile: str, seed: str, args: list[str],
              page: tuple[str, Path]) -> None:
     """The runs one after another, then the page (``matrix`` or ``history``) of those carried out;
     exit status 2 where one could not be (its column is missing from the page)."""
@@ -289,7 +291,7 @@ def ecosystem(session: nox.Session) -> None:
     for word in chosen:
         _debian(session, list(runtime_commands(word)), word)
     out = Path(session.invoked_from, own.out)
-    _several(session, {word: out / word for word in chosen}, own.profile, own.seed, args,
+    _several(session, [(word, out / word, []) for word in chosen], own.profile, own.seed, args,
              ("matrix", out / "matrix.html"))
 
 
@@ -297,14 +299,15 @@ def ecosystem(session: nox.Session) -> None:
 def history(session: nox.Session) -> None:
     """One built-in across its releases, each in its own virtualenv (as ``--impl WORD@RELEASE``) at
     one profile and seed, on one page: ``nox -s history -- --impl openvino --releases
-    2023.1.0,2024.4.0,2026.4.1 [--profile quick] [--seed 1] [--out runs/history/WORD] [suite options,
-    e.g. --versions 12,13]``. Writes OUT/<release>/ and OUT/history.html with its data in
+    2023.1.0,2024.4.0,2026.4.1 [--isas avx2,native] [--profile quick] [--seed 1] [--out runs/history/WORD]
+    [suite options, e.g. --versions 12,13]``. Writes OUT/<release>/ (OUT/<release>-<isa>/, a column each,
+    with --isas: each release under each cap, ``--isa``) and OUT/history.html with its data in
     OUT/history.json. Exit status 2 when a release could not be carried out (its column is
     missing from the page), else 0. Without --impl, the page from report folders already made:
     ``nox -s history -- DIR DIR ... --out PAGE.html``."""
     if session.posargs and not any(a.split("=")[0] == "--impl" for a in session.posargs):
         sys.exit(_run(session, _venv(session, RUNTIME), "reports", ["history", *session.posargs]))
-    own, args = _options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}),
+    own, args = _options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}), ("--isas", {}),
                          ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}), ("--out", {}))
     found = find(own.impl)
     if found is None or split_release(own.impl)[1] is not None or found[0].oldest is None:
@@ -313,12 +316,12 @@ def history(session: nox.Session) -> None:
     wanted = sorted({release for release in own.releases.split(",") if release}, key=release_key)
     if not wanted:
         _stop(f"--releases names no release; write e.g. --releases {found[0].oldest},RELEASE")
-    for release in wanted:  # every release checked before the first is installed
-        _checked(f"{own.impl}@{release}")
-    _debian(session, list(runtime_commands(own.impl)), own.impl)
     out = Path(session.invoked_from, own.out or f"runs/history/{found[0].word}")
-    _several(session, {f"{own.impl}@{release}": out / release for release in wanted}, own.profile, own.seed, args,
-             ("history", out / "history.html"))
+    isas = [isa for isa in (own.isas or "").split(",") if isa] or [None]
+    runs = [(_checked(f"{own.impl}@{release}", isa), out / "-".join(filter(None, (release, isa))),
+             ["--isa", isa] if isa else []) for release in wanted for isa in isas]  # all checked before installing
+    _debian(session, list(runtime_commands(own.impl)), own.impl)
+    _several(session, runs, own.profile, own.seed, args, ("history", out / "history.html"))
 
 
 # --- the report tools: each runs `python -m reports COMMAND` in the suite's own virtualenv -------

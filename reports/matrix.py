@@ -2,7 +2,8 @@
 per version and clause (and per type where a run failed it), each cell coloured by its outcome
 and linked to that run's own report at the clause or failure it stands for.
 
-Built from report documents alone; the rows are the union of what the runs tested. A type row
+Built from report documents alone; the rows are the union of what the runs tested. Each column
+names the instruction set its run was made on, and the page says so first where they differ. A type row
 appears under a clause when some run did not pass that clause on that type; the types every run
 passed are folded into the clause row."""
 
@@ -15,6 +16,7 @@ from results.outcomes import CENSUS, PASS, SEVERITY
 
 from .aggregate import NOT_RUN, clause_anchor, clause_number, worst
 from .document import Document
+from .isa import differences, instruction_set
 
 JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in (PASS, CENSUS))
 
@@ -29,7 +31,7 @@ def _column(document: Document, source: Path, out: Path) -> dict:
     run, certificate = document["run"], document["certificate"]
     return {"impl": run["impl"], "version": certificate["implementation_version"], "device": certificate["device"],
             "profile": run["profile"], "seed": run["seed"], "started": run["started"], "complete": run["complete"],
-            "certificate": certificate["status"], "link": _link(source, out),
+            "certificate": certificate["status"], "link": _link(source, out), "isa": instruction_set(certificate),
             "verdicts": {v["version"]: v for v in document["versions"]}}
 
 
@@ -85,4 +87,6 @@ def matrix(runs: list[tuple[Document, Path]], out: Path) -> dict:
             rows.append({**clause, "anchor": clause_anchor(version, clause["id"]), "cells": cells, "typed": typed,
                          "folded": len(clause["types"]) - len(typed)})
         sections.append({"version": version, "rows": rows})
-    return {"columns": [_column(d, source, out) for d, source in runs], "versions": versions, "sections": sections}
+    columns = [_column(d, source, out) for d, source in runs]
+    return {"columns": columns, "versions": versions, "sections": sections,
+            "isa_differs": differences([column["isa"] for column in columns])}

@@ -23,6 +23,7 @@ from types import FrameType
 import pytest
 
 import spec
+from engine import isa
 from engine.isolation import Runner
 from engine.loader import UsageError
 from engine.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
@@ -120,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if settings.impl_version is not None:  # the vendor's word, over whatever the module states
         description = {**description, "version": settings.impl_version, "version_stated_by": "--impl-version"}
-    state["environment"] = collect(description, suite, runner.record())
+    state["environment"] = collect(description, suite, runner.record(), isa.recorded(settings.impl, settings.isa))
     state["sandboxed"] = runner.sandbox.mechanism is not None
     _start_stream(config, state, runner)
 
