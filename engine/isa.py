@@ -30,16 +30,16 @@ def parse(impl: str, text: str | None) -> str | None:
     offers no cap, or a value the runtime's library does not take."""
     if text is None:
         return None
-    found = runtimes.find(impl)
     cap = _cap(impl)
     if cap is None:
+        found = runtimes.find(impl)
         what = f"the built-in {found[0].word!r} offers no cap" if found else f"{impl!r} is a plug-in"
         raise UsageError(f"--isa caps the instruction set of a built-in runtime that offers a cap, and {what}; "
                          f"built-ins that offer one: {', '.join(offering())} (drop --isa, or e.g. --impl openvino "
                          f"--isa avx2)")
-    value = text.strip().upper()
     if text.strip().lower() == NATIVE:
         return NATIVE
+    value = text.strip().upper()
     if value not in cap.values:
         raise UsageError(f"--isa {text!r} is not a cap {cap.library} takes; choose from "
                          f"{', '.join(v.lower() for v in cap.values)} or {NATIVE} (e.g. --isa avx2)")
