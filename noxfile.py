@@ -105,22 +105,23 @@ def ecosystem(session: nox.Session) -> None:
     for word in chosen:
         debian(session, list(runtime_commands(word)), word)
     out = Path(session.invoked_from, own.out)
-    several(session, {word: out / word for word in chosen}, own.profile, own.seed, args,
-             ("matrix", out / "matrix.html"))
+    several(session, [(word, out / word, []) for word in chosen], own.profile, own.seed, args,
+            ("matrix", out / "matrix.html"))
 
 
 @nox.session(venv_backend="none")
 def history(session: nox.Session) -> None:
     """One built-in across its releases, each in its own virtualenv (as ``--impl WORD@RELEASE``) at
     one profile and seed, on one page: ``nox -s history -- --impl openvino --releases
-    2023.1.0,2024.4.0,2026.4.1 [--profile quick] [--seed 1] [--out runs/history/WORD] [suite options,
-    e.g. --versions 12,13]``. Writes OUT/<release>/ and OUT/history.html with its data in
+    2023.1.0,2024.4.0,2026.4.1 [--isas avx2,native] [--profile quick] [--seed 1] [--out runs/history/WORD]
+    [suite options, e.g. --versions 12,13]``. Writes OUT/<release>/ (OUT/<release>-<isa>/, a column each,
+    with --isas: each release under each cap, ``--isa``) and OUT/history.html with its data in
     OUT/history.json. Exit status 2 when a release could not be carried out (its column is
     missing from the page), else 0. Without --impl, the page from report folders already made:
     ``nox -s history -- DIR DIR ... --out PAGE.html``."""
     if session.posargs and not any(a.split("=")[0] == "--impl" for a in session.posargs):
         sys.exit(run(session, venv(session, RUNTIME), "reports", ["history", *session.posargs]))
-    own, args = options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}),
+    own, args = options(session, ("--impl", {"default": ""}), ("--releases", {"default": ""}), ("--isas", {}),
                          ("--profile", {"default": "quick"}), ("--seed", {"default": "1"}), ("--out", {}))
     found = find(own.impl)
     if found is None or split_release(own.impl)[1] is not None or found[0].oldest is None:
@@ -129,12 +130,12 @@ def history(session: nox.Session) -> None:
     wanted = sorted({release for release in own.releases.split(",") if release}, key=release_key)
     if not wanted:
         stop(f"--releases names no release; write e.g. --releases {found[0].oldest},RELEASE")
-    for release in wanted:  # every release checked before the first is installed
-        checked(f"{own.impl}@{release}")
-    debian(session, list(runtime_commands(own.impl)), own.impl)
     out = Path(session.invoked_from, own.out or f"runs/history/{found[0].word}")
-    several(session, {f"{own.impl}@{release}": out / release for release in wanted}, own.profile, own.seed, args,
-             ("history", out / "history.html"))
+    isas = [isa for isa in (own.isas or "").split(",") if isa] or [None]
+    runs = [(checked(f"{own.impl}@{release}", isa), out / "-".join(filter(None, (release, isa))),
+             ["--isa", isa] if isa else []) for release in wanted for isa in isas]  # all checked before installing
+    debian(session, list(runtime_commands(own.impl)), own.impl)
+    several(session, runs, own.profile, own.seed, args, ("history", out / "history.html"))
 
 
 # --- the report tools: each runs `python -m reports COMMAND` in the suite's own virtualenv -------

@@ -268,6 +268,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _isa_note(page: dict) -> str:
+    """A line for the terminal where the page's runs were not made on one instruction set."""
+    if not page["isa_differs"]:
+        return ""
+    what = {"extensions": "their CPU's extensions", "cap": "the cap on the runtime's instruction set"}
+    return (f"\nNOT ONE INSTRUCTION SET: the runs differ in {' and '.join(what[w] for w in page['isa_differs'])} "
+            f"(the page names each run's)")
+
+
 def _command(args: argparse.Namespace) -> int:
     if args.command in ("render", "rebuild"):
         if args.command == "render":
@@ -289,14 +298,15 @@ def _command(args: argparse.Namespace) -> int:
         return _export(args.report, args.out, args.passing)
     if args.command == "matrix":
         runs = [(load_report(path), report_file(path).parent) for path in args.runs]
-        _write(args.out, render_matrix(matrix(runs, args.out), args.lang))
-        _say(f"html: {args.out}")
+        page = matrix(runs, args.out)
+        _write(args.out, render_matrix(page, args.lang))
+        _say(f"html: {args.out}{_isa_note(page)}")
         return 0
     if args.command == "history":
         page = history([(load_report(path), report_file(path).parent) for path in args.runs], args.out)
         _write(args.out, render_history(page))
         _write(args.out.with_suffix(".json"), json.dumps(as_json(page), indent=1))
-        _say(f"html: {args.out}\njson: {args.out.with_suffix('.json')}")
+        _say(f"html: {args.out}\njson: {args.out.with_suffix('.json')}{_isa_note(page)}")
         return 0
     comparison = compare(load_report(args.old), load_report(args.new), *(_asked(path) for path in (args.old, args.new)))
     _say(as_text(comparison))

@@ -1,5 +1,6 @@
 """The certificate block of a report: what ran, from which suite and spec, under which claims,
-and a digest over every judged case, so that a customer can check the report (``nox -s verify``)
+on which instruction set (the CPU's extensions, and the cap the runtime ran under), and a digest
+over every judged case, so that a customer can check the report (``nox -s verify``)
 instead of taking it on trust.
 
 Only a complete certify run from a committed, unmodified checkout, with the implementation in a
@@ -57,6 +58,20 @@ def _sandbox(environment: dict[str, Any]) -> dict[str, Any]:
     return recorded if isinstance(recorded, dict) and "mechanism" in recorded else UNRECORDED
 
 
+def _cpu_isa(environment: dict[str, Any]) -> list[str] | None:
+    """The CPU's extensions as the run recorded them (results.cpu); None where it recorded none."""
+    recorded = environment.get("cpu_isa")
+    return [str(name) for name in recorded] if isinstance(recorded, list) else None
+
+
+def _isa_cap(environment: dict[str, Any]) -> dict[str, str] | None:
+    """The cap on the runtime's instruction set the run recorded (engine.config.isa.recorded), or None."""
+    recorded = environment.get("isa_cap")
+    if not isinstance(recorded, dict):
+        return None
+    return {key: str(recorded.get(key)) for key in ("variable", "value", "by")}
+
+
 def certificate(raw: RawRun) -> Certificate:
     """The certificate block of a run (see report.schema.json, ``certificate``)."""
     environment, info = raw.environment, raw.info
@@ -77,6 +92,7 @@ def certificate(raw: RawRun) -> Certificate:
         "versions": sorted(int(v) for v in info.versions),
         "types": None if info.type_names is None else [str(t) for t in info.type_names],
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
+        "cpu_isa": _cpu_isa(environment), "isa_cap": _isa_cap(environment),
         "sandbox": _sandbox(environment),
         "cases": sum(map(is_judged, raw.results)),
         "census_inputs": sum(not is_judged(r) for r in raw.results),

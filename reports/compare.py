@@ -1,5 +1,6 @@
 """What changed between two runs, from their report documents alone: verdicts per version, their
-scope and strictness, clauses and types newly failing or newly passing, and census policies.
+scope and strictness, clauses and types newly failing or newly passing, and census policies; and,
+first, whether the two were made on different instruction sets or caps (reports.isa).
 
 A regression is something that passed and now fails: a version that was conformant and is not, a
 clause or type of T whose cases all passed and now do not, or a type that was implemented and is
@@ -18,6 +19,7 @@ from results.outcomes import MISSING_REJECTION, OBSERVED, PASS
 
 from .aggregate import NOT_RUN
 from .document import CensusEntry, Document
+from .isa import CAP, EXTENSIONS, cap_text, differences, instruction_set
 
 NEUTRAL = (OBSERVED, NOT_RUN)
 
@@ -122,15 +124,35 @@ def compare(old: Document, new: Document, old_asked: list[dict] = (), new_asked:
             census.append({"version": key[0], "topic": key[1], "title": title, "before": before, "after": after})
     scope, strictness = _standing_changes(old, new)
     regression = any(item["regression"] for item in (*verdicts, *failing, *scope))
-    return {"old": _run(old), "new": _run(new), "verdicts": verdicts, "scope": scope, "strictness": strictness,
+    sets = [instruction_set(old["certificate"]), instruction_set(new["certificate"])]
+    return {"old": _run(old), "new": _run(new), "isa": {"old": sets[0], "new": sets[1], "differs": differences(sets)},
+            "verdicts": verdicts, "scope": scope, "strictness": strictness,
             "newly_failing": failing, "newly_passing": passing, "census": census, "regression": regression}
+
+
+def _isa_lines(isa: dict) -> list[str]:
+    """What differs between the two runs' instruction sets, in English (none where nothing does)."""
+    old, new = isa["old"], isa["new"]
+    lines = []
+    if EXTENSIONS in isa["differs"]:
+        only = [", ".join(n for n in a["extensions"] if n not in b["extensions"]) or "none" for a, b in
+                ((old, new), (new, old))]
+        lines.append(f"DIFFERENT INSTRUCTION SETS: only the old run's CPU has {only[0]}; only the new run's has "
+                     f"{only[1]}")
+    if CAP in isa["differs"]:
+        lines.append(f"DIFFERENT CAPS ON THE INSTRUCTION SET: old {cap_text(old['cap']) or 'none'}, new "
+                     f"{cap_text(new['cap']) or 'none'}")
+    if lines:
+        lines.append("  a runtime that picks its kernels by the CPU (OpenVINO) may answer differently for this alone")
+    return lines
 
 
 def as_text(comparison: dict) -> str:
     """The comparison as terminal text."""
     old, new = comparison["old"], comparison["new"]
     lines = [f"old: {old['impl']} started {old['started']} ({old['profile']}, seed {old['seed']})",
-             f"new: {new['impl']} started {new['started']} ({new['profile']}, seed {new['seed']})"]
+             f"new: {new['impl']} started {new['started']} ({new['profile']}, seed {new['seed']})",
+             *_isa_lines(comparison["isa"])]
     sections = (
         ("Verdict changes", [f"ArgMin-{v['version']}: {v['before']} -> {v['after']}"
                              + ("  REGRESSION" if v["regression"] else "")

@@ -125,8 +125,16 @@ class _Certificate(TypedDict):
     results_digest: str
 
 
+class IsaCap(TypedDict):
+    variable: str  # e.g. ONEDNN_MAX_CPU_ISA
+    value: str  # e.g. AVX2
+    by: str  # "--isa" or "environment"
+
+
 class Certificate(_Certificate, total=False):
     census_inputs: int
+    cpu_isa: list[str] | None  # the CPU's extensions (results.cpu); None: not recorded
+    isa_cap: IsaCap | None
     packing: str
     compile_cache: str | None
     sandbox: Sandbox

@@ -8,7 +8,8 @@ fails where its own run failed, or where another run's counterexample fails ther
 that run, linked to its card); a counterexample that could not be asked there is said, and the
 cell is not a plain pass. The rows are the union of what the runs tested. A type row appears
 under a clause when some cell of it fails; the types every run passed are folded into the
-clause row."""
+clause row. Each column names the instruction set its run was made on, and the page says so
+first where they differ."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from results.outcomes import FAIL, OBSERVED, PASS, SEVERITY
 
 from .aggregate import NOT_RUN, clause_anchor, clause_number, worst
 from .document import Document
+from .isa import differences, instruction_set
 
 JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in (PASS, OBSERVED))
 
@@ -34,7 +36,7 @@ def _column(document: Document, source: Path, out: Path) -> dict:
     run, certificate = document["run"], document["certificate"]
     return {"impl": run["impl"], "version": certificate["implementation_version"], "device": certificate["device"],
             "profile": run["profile"], "seed": run["seed"], "started": run["started"], "complete": run["complete"],
-            "certificate": certificate["status"], "link": _link(source, out),
+            "certificate": certificate["status"], "link": _link(source, out), "isa": instruction_set(certificate),
             "verdicts": {v["version"]: v for v in document["versions"]}}
 
 
@@ -129,4 +131,5 @@ def matrix(runs: list[tuple[Document, Path]], out: Path) -> dict:
             rows.append({**clause, "anchor": clause_anchor(version, clause["id"]), "cells": cells, "typed": typed,
                          "folded": len(clause["types"]) - len(typed)})
         sections.append({"version": version, "rows": rows})
-    return {"columns": columns, "versions": versions, "sections": sections, "replays": _replays_summary(found)}
+    return {"columns": columns, "versions": versions, "sections": sections, "replays": _replays_summary(found),
+            "isa_differs": differences([column["isa"] for column in columns])}

@@ -2,8 +2,8 @@
 
 Nothing is judged again: the shards' case and census records are put together and the report,
 certificate and raw results are made from them as for a run on one machine. Shards that could
-not be parts of one run (another suite commit, spec, seed, profile, claim, option or
-implementation version) are refused, as is a shard given twice; a missing shard leaves the
+not be parts of one run (another suite commit, spec, seed, profile, claim, option,
+implementation version or instruction set) are refused, as is a shard given twice; a missing shard leaves the
 merged run incomplete, so it is never a certificate."""
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ _SAME: tuple[tuple[str, Callable[[RawRun], Any]], ...] = (
     ("options (forms, packing, isolation, timeout, memory limit)",
      lambda run: (run.info.forms, run.info.packing, run.info.isolation, run.info.timeout_s,
                   run.info.memory_limit_bytes)),
+    ("instruction set (the CPU's extensions and the cap on the runtime's)",
+     lambda run: (run.environment.get("cpu_isa"), run.environment.get("isa_cap"))),
     ("shard count", lambda run: run.info.shard["count"]),
     ("plan (the run's tests)", lambda run: run.info.shard["plan_sha256"]),
 )

@@ -19,6 +19,7 @@ from .aggregate import aggregate
 from .certificate import certificate, certificate_line
 from .document import Attributes, Cause, CauseType, CensusEntry, Document, Value
 from .i18n import MessagesError, Translator
+from .isa import cap_text
 from .standing import scope_text, strictness_text, type_policy
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, Document, dict[str, Path]]]()
@@ -118,6 +119,10 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
             lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
             lines += [f"        {line}" for line in _exceptions(t, census[warning["anchor"]])]
     lines.append(f"  {certificate_line(document['certificate'])}")
+    cap = document["certificate"].get("isa_cap")
+    if cap:
+        by = "--isa" if cap["by"] == "--isa" else "the run's environment"
+        lines.append(f"  instruction set capped: {cap_text(cap)} (set by {by})")
     if info.models_compiled is not None:
         loaded = f", {info.models_loaded:,} more loaded from the compile cache" if info.models_loaded else ""
         took = f" in {info.model_seconds:,.1f} s" if info.model_seconds is not None else ""

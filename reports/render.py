@@ -20,10 +20,11 @@ from .i18n import Translator, messages
 from .standing import scope_text, strictness_text, type_policy
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-# Environment entries the report shows elsewhere (implementation, certificate) or leaves out:
-# the paths of the implementation's file and of the Python executable say nothing to a reader.
+# Environment entries the report shows elsewhere (implementation, certificate, the instruction set's
+# own rows) or leaves out: the paths of the implementation's file and of the Python executable say
+# nothing to a reader.
 ENV_SHOWN = ("impl", "module", "package", "version", "package_version", "file", "executable", "git_commit",
-             "git_dirty", "spec_sha256", "sandbox")
+             "git_dirty", "spec_sha256", "sandbox", "cpu_isa", "isa_cap")
 
 
 @cache
@@ -114,7 +115,7 @@ def render_comparison(comparison: dict, lang: str = "en") -> str:
 
 def render_history(page: dict) -> str:
     """The HTML page of one runtime's releases side by side (see history.history); English only."""
-    return _environment().get_template("history.html").render(lang="en", page=page)
+    return _environment().get_template("history.html").render(lang="en", page=page, t=Translator("en"))
 
 
 def render_adequacy(document: dict) -> str:

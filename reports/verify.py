@@ -47,6 +47,7 @@ import spec
 from engine import runtimes
 from engine.config import shards
 from engine.config.shards import Shard
+from engine.runtimes.entry import NATIVE
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
@@ -289,7 +290,8 @@ def _certificate(document: dict, required: bool) -> Check:
 def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None,
                   shard: str | None = None) -> list[str]:
     """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
-    timeout, forms, packing, memory limit and, for a shard's report, its shard; ``shard`` (K/N)
+    timeout, forms, packing, memory limit, the cap on a runtime's instruction set (``--isa``; none
+    recorded, ``--isa native``) and, for a shard's report, its shard; ``shard`` (K/N)
     runs that part of the run only. Always ``--isolation process --sandbox require``: the
     implementation a report names never runs in the process of the one who checks it, nor
     outside a sandbox (where there is none, the rerun stops, saying so)."""
@@ -313,6 +315,10 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
         command += ["--forms", ",".join(certificate["forms"])]
     if certificate.get("packing") in ("on", "off"):  # absent from reports made before --packing existed
         command += ["--packing", certificate["packing"]]
+    found = runtimes.find(certificate["implementation"])
+    if found and found[0].isa_cap and certificate.get("cpu_isa") is not None:  # recorded since --isa existed
+        cap = certificate.get("isa_cap")
+        command += ["--isa", cap["value"].lower() if cap else NATIVE]
     if shard is not None:
         command += ["--shard", shard]
     return command
@@ -341,6 +347,8 @@ def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Chec
                      f"{new[key][0]} ({answer})")
     recorded, version = document["certificate"]["implementation_version"], again.environment.get("version")
     note = "" if version == recorded else f"; the rerun used version {version}, the report {recorded}"
+    if again.environment.get("cpu_isa") != document["certificate"].get("cpu_isa"):
+        note += "; the rerun ran on a CPU of other extensions, which may change a runtime's answers"
     summary = (f"the results differ: {len(differing)} case(s) answered differently, {len(old.keys() - new.keys())} "
                f"only in the report, {len(new.keys() - old.keys())} only in the rerun (kept in {where}){note}")
     return Check("rerun", False, "\n    ".join([summary, *lines]))

@@ -1,6 +1,7 @@
 """The facts a report needs to be reproduced and audited: what provides the implementation (its
-distribution, version and device), versions of the suite's own dependencies, the machine, this
-suite's git commit and the spec files' hash. No local paths (no virtualenv, no file names
+distribution, version and device), versions of the suite's own dependencies, the machine (its
+CPU's instruction set, and the cap a runtime ran under), this suite's git commit and the spec
+files' hash. No local paths (no virtualenv, no file names
 beyond a plug-in's base name): a report is shared with people who do not have this machine."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import spec
 
+from . import cpu
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("onnx", "onnxruntime", "numpy", "ml_dtypes", "hypothesis", "pytest", "jinja2")  # the suite's own
 
@@ -24,16 +27,6 @@ def _package(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 # Git runs with nothing a checkout's own configuration could make it run: no file system monitor
@@ -109,19 +102,25 @@ def _object_id(path: bytes, mode: bytes, width: int) -> bytes | None:
     return digest.hexdigest().encode()
 
 
-def collect(impl_description: dict, suite: dict[str, Any], sandbox: dict[str, Any]) -> dict[str, Any]:
+def collect(impl_description: dict, suite: dict[str, Any], sandbox: dict[str, Any],
+            isa_cap: dict[str, str] | None = None) -> dict[str, Any]:
     """The environment dict for RawRun.environment: ``impl_description`` (what provides the
     implementation, as the plug-in layer found it where the implementation loaded: module,
     distribution, version, device), ``suite`` (``suite_state()``, taken before the implementation
-    loaded), ``sandbox`` (engine.asking.sandbox.Sandbox.record: where the implementation ran) plus
-    everything found here. Never fails: what cannot be found is None (e.g. no git)."""
+    loaded), ``sandbox`` (engine.asking.sandbox.Sandbox.record: where the implementation ran),
+    ``isa_cap`` (engine.config.isa.recorded: the instruction-set cap its runtime ran under; None for
+    none) plus everything found here: ``cpu_isa`` is the CPU's extensions (results.cpu), empty
+    where they cannot be read. Never fails: what cannot be found is None (e.g. no git)."""
+    info = cpu.cpuinfo()
     return {
         **impl_description,
         "sandbox": sandbox,
         "packages": {name: _package(name) for name in PACKAGES},
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
-        "cpu": _cpu(),
+        "cpu": cpu.model_name(info),
+        "cpu_isa": cpu.extensions(info),
+        "isa_cap": isa_cap,
         "cpu_count": os.cpu_count(),
         **suite,
     }

@@ -26,6 +26,7 @@ import spec
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.asking.sandbox import undumpable
+from engine.config import isa
 from engine.config.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
 from engine.config.plan import Task
 from engine.config.shards import select
@@ -120,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if settings.impl_version is not None:  # the vendor's word, over whatever the module states
         description = {**description, "version": settings.impl_version, "version_stated_by": "--impl-version"}
-    state["environment"] = collect(description, suite, runner.record())
+    state["environment"] = collect(description, suite, runner.record(), isa.recorded(settings.impl, settings.isa))
     state["sandboxed"] = runner.sandbox.mechanism is not None
     _start_stream(config, state, runner)
 

@@ -74,7 +74,7 @@ def _commands() -> list[tuple[str, str]]:
 
 SESSION_OPTIONS = {"conformance": {"--install", "--impl"},
                    "ecosystem": {"--profile", "--seed", "--only", "--out"},
-                   "history": {"--impl", "--releases", "--profile", "--seed", "--out"}}
+                   "history": {"--impl", "--releases", "--isas", "--profile", "--seed", "--out"}}
 PYTEST_OPTIONS = {"-n", "-k", "-x", "--durations", "-p", "-q", "--dist"}
 
 

@@ -43,6 +43,8 @@ def verdict_lines(output: str) -> list[str]:
     (["--memory-limit", "lots"], ["--memory-limit 'lots' is not a size"]),
     (["--impl", "openvino@2023.0.0"], ["supports openvino 2023.1.0 and later"]),
     (["--impl", "onnxruntime@1.16.0"], ["is installed here, not 1.16.0", "nox -s conformance"]),  # loaded in a worker
+    (["--impl", "onnxruntime", "--isa", "avx2"], ["'onnxruntime' offers no cap", "offer one: openvino"]),
+    (["--impl", "zoo.correct:numpy_argmin", "--isa", "avx2"], ["is a plug-in", "offer one: openvino"]),
 ])
 def test_unusable_runs_exit_2_with_one_line(args: list[str], words: list[str], tmp_path: Path) -> None:
     result = run(*args, "--report-dir", str(tmp_path))

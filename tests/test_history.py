@@ -66,3 +66,23 @@ def test_releases_that_all_pass_give_an_empty_history(tmp_path: Path) -> None:
     assert main(["history", str(tmp_path / "1.0"), str(tmp_path / "2.0"), "--out", str(out)]) == 0
     assert json.loads(out.with_suffix(".json").read_text())["rows"] == []
     assert "Every release passed" in out.read_text(encoding="utf-8")
+
+
+def test_runs_of_one_release_under_two_caps_are_marked_within_their_cap(tmp_path: Path) -> None:
+    """``--isas avx2,native``: a column per (release, cap); the tie bug shows under the cap only,
+    and a mark compares a release with the one before it under the same cap, never across caps."""
+    capped = {"variable": "ONEDNN_MAX_CPU_ISA", "value": "AVX2", "by": "--isa"}
+    folders = []
+    for number in ("1.0.0", "2.0.0"):
+        for cap in (capped, None):
+            run = release(number, tie_bug=cap is not None and number == "2.0.0")
+            run.environment["isa_cap"] = cap
+            folders.append(write_reports(run, tmp_path / f"{number}-{'avx2' if cap else 'native'}")["html"].parent)
+    out = tmp_path / "history.html"
+    assert main(["history", *map(str, folders), "--out", str(out)]) == 0
+    data = json.loads(out.with_suffix(".json").read_text())
+    assert data["releases"] == ["1.0.0", "1.0.0", "2.0.0", "2.0.0"] and data["isa_differs"] == ["cap"]
+    assert [run["isa"]["cap"] for run in data["runs"]] == [capped, None, capped, None]
+    assert data["rows"][0]["outcomes"] == ["pass", "pass", "fail", "pass"]
+    assert data["rows"][0]["marks"] == [None, None, "appears", None]
+    assert 'data-isa-cap="AVX2"' in out.read_text(encoding="utf-8")

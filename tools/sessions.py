@@ -20,6 +20,7 @@ import nox
 
 from engine.asking.loader import UsageError, check, runtime_distributions
 from engine.asking.sandbox import undumpable
+from engine.config.isa import parse as parse_isa
 from engine.runtimes import find, split_release
 
 from .installs import pip_failure
@@ -60,11 +61,12 @@ def stop(message: str) -> None:
     sys.exit(2)
 
 
-def checked(impl: str) -> str:
+def checked(impl: str, isa: str | None = None) -> str:
     """``impl`` once the suite's own checks that import nothing hold (a release the built-in
-    supports, among others): before any virtualenv is made for it."""
+    supports, among others, and a cap it offers for ``isa``): before any virtualenv is made for it."""
     try:
         check(impl)
+        parse_isa(impl, isa)
     except UsageError as exc:
         stop(str(exc))
     return impl
@@ -173,20 +175,20 @@ def inside(where: str) -> Iterator[None]:
         os.chdir(before)
 
 
-def one_after_another(session: nox.Session, runs: dict[str, Path], profile: str, seed: str,
-                       args: list[str]) -> tuple[dict[str, Path | str], list[str]]:
-    """Each ``--impl`` of ``runs`` into its report folder, in its own virtualenv, one at a time
-    (each run uses the machine's cores itself): the folders of the runs carried out, each with
-    the Python it ran in, and the implementations that could not be."""
+def one_after_another(session: nox.Session, runs: list[tuple[str, Path, list[str]]], profile: str, seed: str,
+                      args: list[str]) -> tuple[dict[str, Path | str], list[str]]:
+    """Each (``--impl``, report folder, its own options) of ``runs``, in the implementation's own
+    virtualenv, one at a time (each run uses the machine's cores itself): the folders of the runs
+    carried out, each with the Python it ran in, and the implementations that could not be."""
     carried, failed = {}, []
-    for impl, folder in runs.items():
+    for impl, folder, own in runs:
         try:
             python = venv(session, [*RUNTIME, *runtime_distributions(impl)], label(impl))
         except SystemExit:  # pip failed: said above, and the next implementation runs
             failed.append(impl)
             continue
         code = run(session, python, "suites", ["--impl", impl, "--profile", profile, "--seed", seed,
-                                                "--report-dir", str(folder), *args])
+                                               "--report-dir", str(folder), *own, *args])
         if code in (0, 1):
             carried[str(folder)] = python
         else:
@@ -194,7 +196,7 @@ def one_after_another(session: nox.Session, runs: dict[str, Path], profile: str,
     return carried, failed
 
 
-def several(session: nox.Session, runs: dict[str, Path], profile: str, seed: str, args: list[str],
+def several(session: nox.Session, runs: list[tuple[str, Path, list[str]]], profile: str, seed: str, args: list[str],
              page: tuple[str, Path]) -> None:
     """The runs one after another; then each run's implementation asked the others'
     counterexamples, in its own virtualenv and sandbox (engine.judging.replays); then the page

@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 
 import numpy as np
 
@@ -197,6 +197,7 @@ class _Launch:
     compile_cache: str | None  # the implementation's folder of the compile cache (one of writable), or None
     passed: tuple[str, ...]  # environment variables it gets besides the base ones (names or patterns)
     processes: int  # processes and threads it may run (engine.asking.limits)
+    set_env: tuple[tuple[str, str | None], ...]  # variables set (None: cleared) in its environment
 
 
 # Seals that make a memfd's size fixed and keep any new mapping of it read-only (Linux 5.1 for the
@@ -278,7 +279,7 @@ class _Worker:
         arena = self.arena.descriptor
         argv = [sys.executable, "-c", _BOOT, str(conn), str(-1 if arena is None else arena), json.dumps(settings)]
         home = sandbox.SCRATCH if self.sandboxed else self.scratch
-        environment = sandbox.environment(os.environ, launch.passed, home)
+        environment = sandbox.environment(os.environ, launch.passed, home, dict(launch.set_env))
         drained, written = os.pipe()
         pipes: dict[str, tuple[int, int]] = {}
         if self.sandboxed:  # where bwrap tells the sandbox's first process; what it waits on before starting it
@@ -482,7 +483,8 @@ class Runner:
                  memory_limit: int | None = worker.DEFAULT_MEMORY_LIMIT, log: Path | None = None,
                  compile_cache: Path | None = None, sandbox_mode: str = "auto",
                  writable: Sequence[str | Path] = (), readable: Sequence[str | Path] = (),
-                 pass_env: Sequence[str] = (), processes: int = limits.PROCESS_LIMIT) -> None:
+                 pass_env: Sequence[str] = (), processes: int = limits.PROCESS_LIMIT,
+                 set_env: Mapping[str, str | None] = MappingProxyType({})) -> None:
         """``log``: where the worker's stdout and stderr go (process isolation), at most
         engine.asking.output.LOG_CAP of them; None: this process's stderr. ``sandbox_mode``: ``--sandbox``
         (engine.asking.sandbox.MODES). ``compile_cache``: the implementation's folder of the compile cache
@@ -490,7 +492,10 @@ class Runner:
         worker may write besides its scratch (created where missing); ``readable``: folders it may
         read besides what it needs to run (``--sandbox-read``). ``pass_env``: environment variables
         the worker gets besides the base ones and those its runtime declares (``--pass-env``).
-        ``processes``: the processes and threads one worker may run, where that can be enforced."""
+        ``processes``: the processes and threads one worker may run, where that can be enforced.
+        ``set_env``: variables set in the worker's environment (None: cleared), whatever the run's
+        environment holds (``--isa``); in-process, in this process's own before the implementation
+        loads."""
         if isolation not in ISOLATION_MODES:
             raise UsageError(f"--isolation {isolation!r} is not a mode; use one of: {', '.join(ISOLATION_MODES)}")
         if not timeout > 0:
@@ -507,17 +512,23 @@ class Runner:
         self.description: dict | None = None
         self.sandbox = sandbox.NONE if isolation == "none" else sandbox.choose(sandbox_mode)
         if isolation == "none":
+            for name, value in set_env.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
             with worker.compile_cache_at(compile_cache):
                 self._fn = resolve(impl)
             self.description = describe(impl, self._fn)
         else:
             _sweep_scratch()
-            self._launch = self._launch_of(log, writable, readable, compile_cache, pass_env, processes)
+            self._launch = self._launch_of(log, writable, readable, compile_cache, pass_env, processes, set_env)
             self._start()  # start loading now, overlapping whatever the caller does next
             _live.add(self)
 
     def _launch_of(self, log: Path | None, writable: Sequence[str | Path], readable: Sequence[str | Path],
-                   compile_cache: Path | None, pass_env: Sequence[str], processes: int) -> _Launch:
+                   compile_cache: Path | None, pass_env: Sequence[str], processes: int,
+                   set_env: Mapping[str, str | None]) -> _Launch:
         """How every worker starts. The implementation is imported only in the worker: a plug-in
         that crashes on import, or imports a heavy runtime, never does so in the process owning
         the run. Every worker, even one restarted after the caller changed directory, loads the
@@ -540,7 +551,7 @@ class Runner:
         return _Launch(portable(self.impl), path, os.getcwd(), self.memory_limit,
                        None if log is None else str(Path(log).resolve()), self.sandbox, folders,
                        tuple(str(Path(path).resolve()) for path in shown if path), cache,
-                       (*declared, *pass_env), processes)
+                       (*declared, *pass_env), processes, tuple(set_env.items()))
 
     def record(self) -> dict[str, object]:
         """Where and how the implementation runs, for the run's environment (and certificate):
@@ -549,7 +560,7 @@ class Runner:
         if self.isolation == "none":
             return self.sandbox.record()
         launch = self._launch
-        passed = sandbox.environment(os.environ, launch.passed, sandbox.SCRATCH)
+        passed = sandbox.environment(os.environ, launch.passed, sandbox.SCRATCH, dict(launch.set_env))
         return self.sandbox.record(self.bounds(), [name for name in passed if name not in sandbox.OWN_ENVIRONMENT])
 
     def bounds(self) -> list[dict[str, object]]:

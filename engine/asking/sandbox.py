@@ -34,7 +34,8 @@ binary. What the suite asks of it, and why:
   process that owns the run has placed it in its control group (engine.asking.limits).
 
 The worker's environment is an allowlist (``environment``): PATH, the locale and TZ, its own
-HOME and TMPDIR, what a built-in declares for its runtime, and what ``--pass-env`` names.
+HOME and TMPDIR, what a built-in declares for its runtime, and what ``--pass-env`` names; the
+one variable ``--isa`` sets (engine.config.isa) is set whatever the run's environment holds.
 
 Elsewhere (macOS, a container without user namespaces, no bwrap) ``auto`` runs the worker
 unsandboxed and the report says so; ``require`` refuses to run (``verify --rerun`` uses it).
@@ -58,6 +59,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from engine.asking.loader import UsageError
 
@@ -161,13 +163,16 @@ def view(readable: Sequence[str]) -> list[str]:
     return arguments
 
 
-def environment(outer: Mapping[str, str], names: Sequence[str], home: str) -> dict[str, str]:
+def environment(outer: Mapping[str, str], names: Sequence[str], home: str,
+                changes: Mapping[str, str | None] = MappingProxyType({})) -> dict[str, str]:
     """A worker's environment: the variables of ``outer`` that BASE_ENVIRONMENT or ``names``
-    (patterns: a runtime's declared variables and --pass-env) allow, and its own HOME, TMPDIR and
-    XDG_CACHE_HOME under ``home``."""
+    (patterns: a runtime's declared variables and --pass-env) allow, with ``changes`` made (a
+    variable set, or cleared where None: --isa), and its own HOME, TMPDIR and XDG_CACHE_HOME
+    under ``home``."""
     patterns = (*BASE_ENVIRONMENT, *names)
     kept = {name: value for name, value in outer.items() if any(fnmatch.fnmatchcase(name, p) for p in patterns)}
-    return {**kept, **dict(zip(OWN_ENVIRONMENT, (home, home, os.path.join(home, ".cache")), strict=True))}
+    changed = {name: value for name, value in {**kept, **changes}.items() if value is not None}
+    return {**changed, **dict(zip(OWN_ENVIRONMENT, (home, home, os.path.join(home, ".cache")), strict=True))}
 
 
 def _program() -> str | None:

@@ -18,7 +18,7 @@ from engine.asking.limits import PROCESS_LIMIT
 from engine.asking.loader import UsageError, check, model_based, portable
 from engine.asking.sandbox import MODES
 from engine.asking.worker import DEFAULT_MEMORY_LIMIT
-from engine.config import shards
+from engine.config import isa, shards
 from engine.contract import forms
 from generators import profiles
 from results import IMPLEMENTATION_LOG, RunInfo
@@ -59,6 +59,10 @@ OPTIONS = (
     ("--process-limit", "N", f"processes and threads the implementation's worker may run, where a control group "
                              f"bounds them (default {PROCESS_LIMIT}); starting more is a crash, out of processes",
      str(PROCESS_LIMIT)),
+    ("--isa", "NAME", f"cap the instruction set of a built-in whose runtime offers a cap "
+                      f"({', '.join(isa.offering())}): e.g. avx2 sets OpenVINO's ONEDNN_MAX_CPU_ISA=AVX2 in its "
+                      f"worker's environment; native clears it (default: the run's environment decides; the report "
+                      f"records the cap and the CPU's extensions)", None),
     ("--impl-version", "TEXT", "the version of a plug-in, for the certificate, where its module states none (a "
                                "module-level __version__ or a version() function); without either the certificate "
                                "says 'version not stated'", None),
@@ -112,6 +116,7 @@ class Settings:
     pass_env: tuple[str, ...] = ()  # --pass-env: variables of the run's environment its workers get
     sandbox_read: tuple[str, ...] = ()  # --sandbox-read: folders a worker's sandbox shows besides what it needs
     impl_version: str | None = None  # --impl-version: a plug-in's version as its vendor states it
+    isa: str | None = None  # --isa (engine.config.isa.parse): the cap's value, "native", or None where not given
 
 
 def _split(text: str) -> list[str]:
@@ -186,7 +191,8 @@ def validate(values: dict[str, str | None]) -> Settings:
                     None if cache == "off" else Path(cache).expanduser(),
                     sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")),
                     _process_limit(values.get("process_limit")), _names(values.get("pass_env")),
-                    _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")))
+                    _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")),
+                    isa.parse(impl, values.get("isa")))
 
 
 def _impl_version(impl: str, text: str | None) -> str | None:
@@ -268,14 +274,16 @@ def implementation(settings: Settings) -> Runner:
     return Runner(settings.impl, isolation=settings.isolation, timeout=settings.timeout,
                   memory_limit=settings.memory_limit, log=settings.report_dir / IMPLEMENTATION_LOG,
                   compile_cache=compile_cache_folder(settings), sandbox_mode=settings.sandbox,
-                  readable=settings.sandbox_read, pass_env=settings.pass_env, processes=settings.process_limit)
+                  readable=settings.sandbox_read, pass_env=settings.pass_env, processes=settings.process_limit,
+                  set_env=isa.changes(settings.impl, settings.isa))
 
 
 def compile_cache_folder(settings: Settings) -> Path | None:
     """The implementation's own folder of the compile cache, made here; None where it has none
     (--compile-cache off, a runtime that keeps no compiled models, a plug-in) or it cannot be made."""
     found = runtimes.find(settings.impl)
-    name = found[0].cache_name(found[1]) if found and settings.compile_cache else None
+    cap = isa.recorded(settings.impl, settings.isa)
+    name = found[0].cache_name(found[1], cap and cap["value"]) if found and settings.compile_cache else None
     if name is None:
         return None
     folder = settings.compile_cache / name

@@ -55,8 +55,10 @@ class Replay:
 
 
 def label(raw: RawRun) -> str:
-    """How a page names a run: its implementation's version where it states one, else its --impl."""
-    return str(raw.environment.get("version") or raw.info.impl)
+    """How a page names a run: its implementation's version where it states one, else its --impl;
+    with the cap on its instruction set where it ran under one (``2024.4.0 AVX2``)."""
+    cap = raw.environment.get("isa_cap")
+    return str(raw.environment.get("version") or raw.info.impl) + (f" {cap['value']}" if cap else "")
 
 
 def counterexamples(raw: RawRun, document: dict, cap: int = CAP) -> tuple[list[tuple[str, CaseResult]], int]:

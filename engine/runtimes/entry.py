@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import platform
@@ -12,12 +11,12 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
+from results import cpu
+
 
 def _cpu() -> str:
     """A short digest of what this machine's CPU can run (compiled code may use any of it)."""
-    features = platform.processor()
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as info:
-        features = next((line for line in info if line.startswith(("flags", "Features"))), features)
+    features = cpu.features_line(cpu.cpuinfo()) or platform.processor()
     return hashlib.sha256(features.encode()).hexdigest()[:8]
 
 
@@ -32,6 +31,20 @@ def release_key(release: str) -> tuple[int, ...]:
 
 # Thread counts of the math libraries runtimes build on (OpenMP, MKL, OpenBLAS, Intel's OpenMP).
 THREADS = ("OMP_*", "MKL_*", "OPENBLAS_*", "KMP_*")
+
+
+NATIVE = "native"  # the --isa value for no cap: every variable of the runtime's cap cleared
+
+
+@dataclass(frozen=True)
+class IsaCap:
+    """How a runtime's instruction set can be capped (``--isa``): the environment variables its
+    library reads (the first is the one ``--isa`` sets; every one is cleared), that library's
+    name, and the values it takes, upper case, the widest last (``ALL``: no cap)."""
+
+    variables: tuple[str, ...]
+    library: str
+    values: tuple[str, ...]
 
 
 class Unavailable(LookupError):
@@ -71,6 +84,8 @@ class Runtime:
     # run's environment besides PATH, the locale and TZ (engine.asking.sandbox.environment): thread counts
     # and the runtime's own settings. Nothing else of the run's environment reaches the worker.
     environment: tuple[str, ...] = ()
+    # How its instruction set can be capped (``--isa``); None: its runtime offers no such cap.
+    isa_cap: IsaCap | None = None
 
     @property
     def option_required(self) -> bool:
@@ -92,18 +107,20 @@ class Runtime:
         return (*(f"{name}=={release}" for name in self.distributions),
                 *(needs for before, needs in self.older_needs if release_key(release) < release_key(before)))
 
-    def cache_name(self, option: str | None) -> str | None:
+    def cache_name(self, option: str | None, cap: str | None = None) -> str | None:
         """The name of this runtime's folder in the compile cache: the runtime, its option and the
-        versions of its distributions (as installed here) and this machine's CPU, so that no
-        other runtime, release or machine ever reads what it compiled. None where it keeps no
-        compiled models, or one of its distributions is not installed."""
+        versions of its distributions (as installed here), this machine's CPU and the cap on its
+        instruction set (``cap``: the value of its IsaCap variable; None for none), so that no
+        other runtime, release, machine or cap ever reads what it compiled. None where it keeps
+        no compiled models, or one of its distributions is not installed."""
         if not self.compile_cache:
             return None
         try:
             versions = [f"{name}-{metadata.version(name)}" for name in self.distributions]
         except metadata.PackageNotFoundError:
             return None
-        parts = [self.word, option or self.default or "", *versions, platform.machine(), _cpu()]
+        parts = [self.word, option or self.default or "", *versions, platform.machine(), _cpu(),
+                 f"isa-{cap}" if cap else ""]
         return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(part for part in parts if part))
 
     def create(self, option: str | None) -> Any:

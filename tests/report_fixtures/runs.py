@@ -22,6 +22,7 @@ ENVIRONMENT = {
     "packages": {"onnx": "1.17.0", "onnxruntime": "1.20.1", "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                  "hypothesis": "6.122.0"},
     "python": "CPython 3.11.2", "platform": "Linux-6.1.0-x86_64-with-glibc2.36", "cpu": "Synthetic CPU @ 2.0GHz",
+    "cpu_isa": ["sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl"], "isa_cap": None,
     "git_commit": "95eb14c12235a6d4eb8b5963a91124c7cb566680", "git_dirty": True, "spec_sha256": "0" * 64,
 }
 SEMANTIC = ("C1", "C2", "C3", "C4", "C5", "C7", "C8")
