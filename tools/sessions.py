@@ -91,7 +91,7 @@ def venv(session: nox.Session, installs: list[str], label: str = "") -> Path | s
     python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     marker = where / "argmin-installs.json"
     if NO_INSTALL:
-        return python if python.exists() else "python"
+        return python if os.path.exists(python) else "python"  # one this user may not even see is none
     if not python.exists():
         session.log(f"creating {where} for: {' '.join(wanted)}")
         session.run(sys.executable, "-m", "virtualenv", "-q", str(where), external=True)
