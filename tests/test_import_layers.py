@@ -246,3 +246,11 @@ def test_a_worker_process_starts_without_loading_the_standard() -> None:
                             cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "'results.outcomes'" in loaded
     assert "'spec'" not in loaded and "'ml_dtypes'" not in loaded and "'engine.adapters'" not in loaded
+
+
+def test_the_engine_finds_the_checkout_from_its_rooms() -> None:
+    """Modules one folder deeper than the engine's top: what they call the checkout is the checkout."""
+    from engine.asking import isolation
+    from engine.config import options
+
+    assert Path(isolation._ROOT) == ROOT and options.DEFAULT_REPORT_DIR == ROOT / "reports" / "out"

@@ -178,7 +178,7 @@ class _Arena:
 # settings. The worker gets no PYTHONPATH (engine.asking.sandbox.environment), and needs none.
 _BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[3])['path']; from engine.asking.worker import main; "
          "main(sys.argv[1:])")
-_ROOT = str(Path(__file__).resolve().parent.parent)
+_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout: engine/asking/isolation.py
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
