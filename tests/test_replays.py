@@ -111,3 +111,17 @@ def test_compare_does_not_call_a_bug_new_when_its_counterexample_fails_the_old_r
     _asked(tmp_path / "1.0.0", runs["1.0.0"], {"2.0.0": runs["2.0.0"]}, tmp_path)
     assert main(["compare", old, new]) == 0
     assert "(its counterexample fails the old run too: not new)" in capsys.readouterr().out
+
+
+def test_a_folder_whose_report_and_raw_results_disagree_is_not_asked(tmp_path: Path, capsys) -> None:
+    """``nox -s replay`` installs for the implementation report.json names; the raw results must name
+    the same, or nothing runs."""
+    from engine.judging.replays import main as ask
+    from results import save
+
+    raw = _run("1.0.0", BUGGY, True)
+    write_reports(raw, tmp_path / "run")
+    save(replace(raw, info=replace(raw.info, impl="zoo.correct:numpy_argmin")), tmp_path / "run")
+    assert ask([str(tmp_path / "run"), "--from", str(tmp_path / "run")]) == 2
+    line, = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: ") and "names 'zoo.broken_values:ties_last_always'" in line

@@ -204,7 +204,7 @@ def several(session: nox.Session, runs: list[tuple[str, Path, list[str]]], profi
     (its column is missing from the page)."""
     carried, failed = one_after_another(session, runs, profile, seed, args)
     for folder, python in carried.items() if len(carried) > 1 else ():
-        if run(session, python, "engine.judging.replays", [folder, "--from", *carried]):
+        if run(session, python, "engine.judging.replays", [folder, "--from", *carried, "--sandbox", "auto"]):
             failed.append(f"the replays in {folder}")
     if carried and run(session, venv(session, RUNTIME), "reports", [page[0], *carried, "--out", str(page[1])]):
         failed.append(f"the {page[0]} page")

@@ -222,18 +222,8 @@ def _sweep_scratch() -> None:
     (``argmin-worker-<pid of the process that owned it>-...``): once per process."""
     for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*-*"):
         owner = folder.name[len(_SCRATCH_PREFIX):].partition("-")[0]
-        if owner.isdigit() and not _alive(int(owner)):
+        if owner.isdigit() and not limits.alive(int(owner)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 class _Worker:

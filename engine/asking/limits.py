@@ -138,7 +138,8 @@ def hierarchy() -> tuple[Hierarchy | None, str | None]:
     return found, None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -155,7 +156,7 @@ def sweep(found: Hierarchy) -> None:
         with contextlib.suppress(OSError):
             for entry in folder.iterdir():
                 match = _NAME.fullmatch(entry.name)
-                if match and not _alive(int(match[1])):
+                if match and not alive(int(match[1])):
                     with contextlib.suppress(OSError):
                         entry.rmdir()
 

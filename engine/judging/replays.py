@@ -26,6 +26,8 @@ import spec
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError, model_based
+from engine.asking.packing import MAX_NODES
+from engine.asking.sandbox import MODES
 from engine.contract.forms import SYMBOLIC
 from engine.judging.judge import declared_shape
 from results import CaseResult, RawRun, Unreadable, load, read_json
@@ -87,6 +89,8 @@ def _reply(runner: Runner, result: CaseResult, forms: bool) -> Reply:
     form = (result.form or SYMBOLIC) if forms else None
     if ce.pack is None or not forms:
         return runner.call_many([(from_tensor(ce.input), result.version, ce.attributes, form)])[0]
+    if len(ce.pack.nodes) > MAX_NODES or not 0 <= ce.pack.position < len(ce.pack.nodes):
+        raise ValueError("no pack the suite builds")  # a record another run could have forged
     calls = [(from_tensor(n.input), result.version, n.attributes, ce.pack.form) for n in ce.pack.nodes]
     return runner.call_many(calls, units=[list(range(len(calls)))], exact=True)[ce.pack.position]
 
@@ -121,7 +125,10 @@ def replay(runner: Runner, own: RawRun, others: Sequence[tuple[RawRun, dict]], c
     for other, document in others:
         chosen, left_out[label(other)] = counterexamples(other, document, cap)
         for card, result in chosen:
-            outcome, detail = judged(result, _reply(runner, result, forms), not_implemented)
+            try:
+                outcome, detail = judged(result, _reply(runner, result, forms), not_implemented)
+            except (ValueError, TypeError, KeyError, IndexError):  # another run's record, as untrusted as the run
+                outcome, detail = NOT_ASKED, "its recorded input cannot be read"
             entries.append(Replay(label(other), card, result.version, result.clause, result.type_name,
                                   result.form, result.packed, outcome, detail))
     return {"run": label(own), "cap": cap, "left_out": left_out, "seconds": round(time.monotonic() - started, 2),
@@ -143,15 +150,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--from", dest="others", type=Path, nargs="+", required=True,
                         help="the report folders whose counterexamples are asked")
     parser.add_argument("--cap", type=int, default=CAP, help=f"counterexamples per other run (default {CAP})")
+    parser.add_argument("--sandbox", choices=MODES, default="require",
+                        help="the worker's sandbox (default require: a report folder is untrusted; the runs "
+                             "nox -s history and ecosystem have just made are asked as they ran, auto)")
     args = parser.parse_args(argv)
     try:
         own = load(args.run)
+        named = read_json(args.run / "report.json").get("certificate", {}).get("implementation")
+        if named != own.info.impl:  # what nox installed for is the report's word: run nothing else
+            raise UsageError(f"{args.run}: report.json names {named!r} and its raw results {own.info.impl!r}; "
+                             f"ask only a report folder a run wrote")
         others = [(load(folder), read_json(Path(folder) / "report.json")) for folder in args.others
                   if Path(folder).resolve() != args.run.resolve()]
         info = own.info
         runner = Runner(info.impl, timeout=float(info.timeout_s), log=args.run / "replays.log",
-                        memory_limit=info.memory_limit_bytes)
-    except (Unreadable, OSError, UsageError) as exc:
+                        memory_limit=info.memory_limit_bytes, sandbox_mode=args.sandbox)
+    except (Unreadable, OSError, UsageError, AttributeError, TypeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
