@@ -14,6 +14,8 @@ run's counterexamples, a clause "newly passing" on which one of them still fails
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from results import replays
 from results.outcomes import MISSING_REJECTION, OBSERVED, PASS
 
@@ -75,7 +77,7 @@ def _policy(entry: CensusEntry | None) -> str:
     return ", ".join(entry["policy"]) if entry["coherent"] else "(no coherent policy)"
 
 
-def _also_failing(asked: list[dict], source: str) -> set[tuple[int, str]]:
+def _also_failing(asked: Sequence[dict], source: str) -> set[tuple[int, str]]:
     """The rows of ``source``'s counterexamples that fail where they were asked: each as
     (version, clause) and as (version, type), as the comparison's rows are keyed."""
     failing = [e for e in asked if e["source"] == source and e["outcome"] == replays.FAILS]
@@ -83,11 +85,12 @@ def _also_failing(asked: list[dict], source: str) -> set[tuple[int, str]]:
 
 
 def _label(document: Document) -> str:
-    """A run's name in replays.json (engine.judging.replays.label)."""
-    return str(document["certificate"]["implementation_version"] or document["run"]["impl"])
+    """A run's name in replays.json (results.replays.label)."""
+    certificate = document["certificate"]
+    return replays.label(certificate["implementation_version"], document["run"]["impl"], certificate.get("isa_cap"))
 
 
-def compare(old: Document, new: Document, old_asked: list[dict] = (), new_asked: list[dict] = ()) -> dict:
+def compare(old: Document, new: Document, old_asked: Sequence[dict] = (), new_asked: Sequence[dict] = ()) -> dict:
     """The differences between two report documents (old first); ``regression`` says whether
     anything that passed now fails. ``old_asked``: the new run's counterexamples asked of the old
     implementation; ``new_asked``: the old run's asked of the new one (results.replays)."""

@@ -68,14 +68,15 @@ def _type_cell(document: Document, version: int, clause_id: str, type_name: str)
 
 
 def label(column: dict) -> str:
-    """How a run is named where its counterexamples are asked (engine.judging.replays.label)."""
-    return str(column["version"] or column["impl"])
+    """How a run is named among replays (results.replays.label)."""
+    return replays.label(column["version"], column["impl"], column["isa"]["cap"])
 
 
 def _asked_here(cell: dict, entries: list[dict], links: dict[str, str | None]) -> dict:
     """``cell`` with the other runs' counterexamples of its row asked in its run (``entries``):
     failing where one fails here, whatever its own run met."""
-    failing = list({e["source"]: e for e in reversed(entries) if e["outcome"] == replays.FAILS}.values())[::-1]
+    failing = [e for e in entries if e["outcome"] == replays.FAILS]
+    failing = [e for i, e in enumerate(failing) if e["source"] not in {f["source"] for f in failing[:i]}]  # one a run
     found_in = [{"source": e["source"], "detail": e["detail"],
                  "link": f"{links[e['source']]}#{e['anchor']}" if links.get(e["source"]) else None} for e in failing]
     outcome = FAIL if failing and cell["outcome"] not in JUDGED_FAILURES else cell["outcome"]

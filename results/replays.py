@@ -16,6 +16,12 @@ REPLAYS = "replays.json"
 FAILS, PASSES, NOT_ASKED = "fail", "pass", "not-asked"
 
 
+def label(version: object, impl: str, cap: dict | None) -> str:
+    """How a run is named among replays: its implementation's version where it states one, else
+    its --impl; with the cap on its instruction set where it ran under one (``2024.4.0 AVX2``)."""
+    return str(version or impl) + (f" {cap['value']}" if cap else "")
+
+
 # Each entry's fields and their types (engine.judging.replays.Replay); an entry without them is dropped.
 FIELDS = {"source": str, "anchor": str, "version": int, "clause": str, "type_name": str, "outcome": str,
           "detail": str}

@@ -125,3 +125,21 @@ def test_a_folder_whose_report_and_raw_results_disagree_is_not_asked(tmp_path: P
     assert ask([str(tmp_path / "run"), "--from", str(tmp_path / "run")]) == 2
     line, = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("error: ") and "names 'zoo.broken_values:ties_last_always'" in line
+
+
+def test_a_run_under_a_cap_is_named_alike_where_it_is_asked_and_on_the_pages(tmp_path: Path) -> None:
+    """Two columns of one release under two caps are two runs: the name replays.json gives a run is
+    the name the matrix, the history and compare look it up by."""
+    from engine.judging.replays import label
+    from reports.aggregate import aggregate
+    from reports.compare import _label
+    from reports.matrix import label as column_label
+    from reports.matrix import matrix
+
+    raw = _run("2024.4.0", BUGGY, True)
+    capped = replace(raw, environment={**raw.environment, "isa_cap": {"variable": "ONEDNN_MAX_CPU_ISA",
+                                                                       "value": "AVX2", "by": "--isa"}})
+    document = aggregate(capped)
+    column, = matrix([(document, tmp_path)], tmp_path / "page.html")["columns"]
+    assert label(capped) == column_label(column) == _label(document) == "2024.4.0 AVX2"
+    assert label(raw) == "2024.4.0"

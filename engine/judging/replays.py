@@ -30,11 +30,12 @@ from engine.asking.packing import MAX_NODES
 from engine.asking.sandbox import MODES
 from engine.contract.forms import SYMBOLIC
 from engine.judging.judge import declared_shape
-from results import CaseResult, RawRun, Unreadable, load, read_json
+from results import CaseResult, RawRun, Unreadable, load, read_json, replays
 from results.files import Unsafe, write
 from results.outcomes import CRASH, FAIL, OK, RAISED, TIMEOUT, UNSUPPORTED
 from results.replays import FAILS, NOT_ASKED, PASSES, REPLAYS
 from results.tensors import from_tensor
+from results.verdict import scope
 from spec.oracle import expect, violations
 
 CAP = 200  # counterexamples asked per pair of runs (a few seconds): the page states it, and what was left out
@@ -57,10 +58,8 @@ class Replay:
 
 
 def label(raw: RawRun) -> str:
-    """How a page names a run: its implementation's version where it states one, else its --impl;
-    with the cap on its instruction set where it ran under one (``2024.4.0 AVX2``)."""
-    cap = raw.environment.get("isa_cap")
-    return str(raw.environment.get("version") or raw.info.impl) + (f" {cap['value']}" if cap else "")
+    """How the pages name a run (results.replays.label)."""
+    return replays.label(raw.environment.get("version"), raw.info.impl, raw.environment.get("isa_cap"))
 
 
 def counterexamples(raw: RawRun, document: dict, cap: int = CAP) -> tuple[list[tuple[str, CaseResult]], int]:
@@ -95,8 +94,9 @@ def _reply(runner: Runner, result: CaseResult, forms: bool) -> Reply:
     return runner.call_many(calls, units=[list(range(len(calls)))], exact=True)[ce.pack.position]
 
 
-def judged(result: CaseResult, reply: Reply, not_implemented: Sequence[str]) -> tuple[str, str]:
-    """(outcome, detail) of one replayed counterexample, by the oracle."""
+def judged(result: CaseResult, reply: Reply | None, not_implemented: Sequence[str]) -> tuple[str, str]:
+    """(outcome, detail) of one replayed counterexample, by the oracle (no ``reply`` where its type
+    is not implemented here)."""
     if result.type_name in not_implemented:
         return NOT_ASKED, f"{result.type_name} is not implemented here"
     if reply.status == UNSUPPORTED:
@@ -125,8 +125,10 @@ def replay(runner: Runner, own: RawRun, others: Sequence[tuple[RawRun, dict]], c
     for other, document in others:
         chosen, left_out[label(other)] = counterexamples(other, document, cap)
         for card, result in chosen:
-            try:
-                outcome, detail = judged(result, _reply(runner, result, forms), not_implemented)
+            here = not_implemented.get(result.version, ())
+            try:  # a type not implemented here is not asked at all
+                reply = None if result.type_name in here else _reply(runner, result, forms)
+                outcome, detail = judged(result, reply, here)
             except (ValueError, TypeError, KeyError, IndexError):  # another run's record, as untrusted as the run
                 outcome, detail = NOT_ASKED, "its recorded input cannot be read"
             entries.append(Replay(label(other), card, result.version, result.clause, result.type_name,
@@ -135,13 +137,10 @@ def replay(runner: Runner, own: RawRun, others: Sequence[tuple[RawRun, dict]], c
             "replays": [asdict(entry) for entry in entries]}
 
 
-def _not_implemented(raw: RawRun) -> set[str]:
-    """The types the run found not implemented: every valid input of them answered unsupported."""
-    seen: dict[str, set[str]] = {}
-    for result in raw.results:
-        if result.kind == "semantic":
-            seen.setdefault(result.type_name, set()).add(result.outcome)
-    return {name for name, outcomes in seen.items() if outcomes == {UNSUPPORTED}}
+def _not_implemented(raw: RawRun) -> dict[int, tuple[str, ...]]:
+    """Per version, the types the run found not implemented (results.verdict.scope)."""
+    types = tuple(sorted({r.type_name for r in raw.results}))
+    return {version: scope(raw.results, version, types).not_implemented for version in raw.info.versions}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
