@@ -194,9 +194,10 @@ def _first(mask: np.ndarray) -> tuple[int, ...]:
 def read(actual: object, by_value: bool = False) -> tuple[np.ndarray, str | None]:
     """An answer as numpy sees it, and why it does not hold int64 indices (None when it does).
 
-    An answer that is a numpy array or scalar is judged on the integer type the implementation
-    chose: int64 in either byte order passes, any other type (int32 included) does not. Any
-    other answer (``by_value``: a list, a tuple, a Python int) has no type of its own, so it is
+    An answer that carries an element type (an array, a numpy scalar, the buffer protocol,
+    ``__array__``, a list of numpy scalars) is judged on the type the implementation chose: int64
+    in either byte order passes, any other type (int32 included) does not. An answer of plain
+    Python ints (``by_value``: an int, lists and tuples of them) has no type of its own, so it is
     judged by its values: numpy's reading of it must hold integers, and an empty one holds none
     and passes (read as int64)."""
     array = np.asarray(actual)
@@ -229,7 +230,7 @@ def _exact(actual: np.ndarray, expectation: Expectation) -> bool:
 def violations(vspec: VersionSpec, expectation: Expectation, data: np.ndarray, actual: object, *,
                by_value: bool = False) -> list[Violation]:
     """Every clause an answer to a valid input violates, in check order (empty: it conforms).
-    ``by_value``: the answer was no numpy array or scalar, so its values are what counts (see ``read``).
+    ``by_value``: the answer had no element type of its own, so its values are what counts (see ``read``).
 
     The index values are judged whatever integer type holds them, so a wrong output type (C2)
     never hides a wrong index (C4, C5, C6); indices out of range are left out of the minimum and

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import spec
+from engine.asking.protocol import typeless
 from spec.oracle import classify, expect, verify
 from zoo import ENTRIES, Entry, Witness, entry
 from zoo.registry import FAULT_CLASSES
@@ -37,11 +38,6 @@ def load(e: Entry) -> Callable:
 # ---- a small judge with the suite's attribution rules ----------------------------------------
 
 UNDEFINED = None
-
-
-def by_value(answer: object) -> bool:
-    """Whether the suite reads ``answer`` by its values (engine.asking.worker: no numpy array or scalar)."""
-    return not isinstance(answer, (np.ndarray, np.generic))
 
 
 def judge(fn: Callable, version: int, witness: Witness) -> tuple[str, ...] | None:
@@ -66,7 +62,7 @@ def judge(fn: Callable, version: int, witness: Witness) -> tuple[str, ...] | Non
             actual = fn(data, opset=version, **attributes)
         except Exception:
             return "C1"
-        violation = verify(vspec, expect(vspec, data, attributes), data, actual, by_value=by_value(actual))
+        violation = verify(vspec, expect(vspec, data, attributes), data, actual, by_value=typeless(actual))
         return violation.clause.id if violation else None
 
     found = failure(attrs)
@@ -260,7 +256,7 @@ def test_correct_entry_agrees_with_the_oracle(e: Entry, version: int, semantic_c
             continue
         judged += 1
         answer = fn(data, opset=version, **attrs)
-        violation = verify(vspec, expectation, data, answer, by_value=by_value(answer))
+        violation = verify(vspec, expectation, data, answer, by_value=typeless(answer))
         assert violation is None, f"{e.name} v{version} {data.dtype}{data.shape} {attrs}: {violation.message}\n{data}"
     assert judged >= CASES_PER_VERSION * 0.8
 

@@ -49,7 +49,7 @@ class Reply:
     value: np.ndarray | None  # np.asarray(return value) when status == 'ok'
     error: str | None  # 'ExceptionType: message', what happened to the worker, or the oversize answer's shape
     seconds: float
-    by_value: bool = False  # the answer was no numpy array or scalar: judged by its values
+    by_value: bool = False  # the answer had no element type of its own (protocol.typeless): judged by its values
     declared: tuple | None = None  # the output shape a model-based implementation declared (int or None per dim)
     nodes: int = 1  # nodes of the model that answered: 1 a one-node model (or a function), more a packed one
     split: bool = False  # its pack failed as a whole and was split to answer it (worker.Answered)

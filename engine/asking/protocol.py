@@ -18,9 +18,9 @@ from engine.contract.adapters import SAME, Layout
 from results.outcomes import REPLY_STATUSES
 
 # (status, value, error, seconds, by_value, declared): a plain tuple, so the worker needs nothing
-# from isolation.py. ``by_value``: the answer was no numpy array or scalar (a list, a Python int), so
-# it has no integer type of its own and is judged by its values (see spec.oracle.read).
-# ``declared``: the output shape a model-based implementation declared.
+# from isolation.py. ``by_value``: the answer had no element type of its own (``typeless``), so it
+# is judged by its values (see spec.oracle.read). ``declared``: the output shape a model-based
+# implementation declared.
 WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
 # A reply as the process that owns the run receives it: plus the nodes of the model that
 # answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
@@ -66,6 +66,30 @@ _SEPARATOR = "\x1f"
 _MAX_DIMS = 64  # numpy's own limit
 _ELLIPSIS = "…"
 _NUMBERS = [struct.Struct(f"<{count}q") for count in range(2 * _MAX_DIMS + 1)]  # the shapes, by their length
+
+
+_TYPELESS_ELEMENTS = 1 << 22  # elements ``typeless`` looks at; a larger list is read by numpy's dtype
+
+
+def typeless(answer: Any) -> bool:
+    """Whether an answer has no element type of its own: a plain Python int, or a list or tuple
+    (nested, empty ones included) holding nothing else. Anything that carries a type (an ndarray
+    or a subclass, a numpy scalar, the buffer protocol, ``__array__``, ``__array_interface__``,
+    DLPack, a list of numpy scalars) is judged by the dtype ``numpy.asarray`` gives it: a JAX
+    array's int32 indices are int32, whatever container holds them. Only exact types are looked
+    at, so nothing of the implementation's code runs here."""
+    pending, looked = [answer], 0
+    while pending:
+        item = pending.pop()
+        if type(item) is int:
+            continue
+        if type(item) is not list and type(item) is not tuple:
+            return False
+        looked += len(item)
+        if looked > _TYPELESS_ELEMENTS:
+            return False
+        pending.extend(item)
+    return True
 
 
 class Malformed(ValueError):

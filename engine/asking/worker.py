@@ -46,6 +46,7 @@ from engine.asking.protocol import (
     WireReply,
     encode,
     tellable,
+    typeless,
 )
 from engine.contract.adapters import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, UNSUPPORTED
@@ -85,14 +86,21 @@ def answer_limit(shape: tuple[int, ...], attributes: Mapping[str, int]) -> int:
 def _as_array(result: Any) -> tuple[np.ndarray | None, str | None]:
     """numpy's view of a return value. A value numpy can hold only as objects is still an
     answer (a wrong one), so it is kept; only a value numpy refuses outright is an error."""
-    for dtype in (None, object):
+    for read in (_numpy_view, lambda value: np.asarray(value, dtype=object)):
         try:
-            return np.asarray(result, dtype=dtype), None
+            return read(result), None
         except MemoryError:
             raise  # out of memory is not the answer's fault
         except Exception:
             continue
     return None, _cut(f"TypeError: returned {type(result).__name__}, which numpy.asarray does not accept")
+
+
+def _numpy_view(result: Any) -> np.ndarray:
+    """``numpy.asarray(result)``, or for a DLPack tensor it can read only as an object (it knows
+    __array__ and the buffer protocol, not DLPack) ``numpy.from_dlpack``."""
+    array = np.asarray(result)
+    return np.from_dlpack(result) if array.dtype.hasobject and hasattr(result, "__dlpack__") else array
 
 
 def _cut(text: str) -> str:
@@ -167,7 +175,7 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
         return _without_answer(OVERSIZE, too_large, seconds)
-    return OK, value, None, seconds, not isinstance(result, (np.ndarray, np.generic)), declared
+    return OK, value, None, seconds, typeless(result), declared
 
 
 def models_of(fn: Any) -> Models:
@@ -186,7 +194,7 @@ def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seco
     too_large = _oversize(value, data, attributes)
     if too_large is not None:
         return _without_answer(OVERSIZE, too_large, seconds)
-    return OK, value, None, seconds, not isinstance(answer.value, (np.ndarray, np.generic)), answer.declared
+    return OK, value, None, seconds, typeless(answer.value), answer.declared
 
 
 class Answered(NamedTuple):
