@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 from results import RAW, RawRun, Unreadable, from_json, load, raw_path, read_json, replays, save, stream
+from results.terminal import printable
 from results.verdict import exit_status
 
 from . import SCHEMA, aggregate, baseline, regressions, write_documents, write_reports
@@ -156,19 +156,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Terminal control characters (ESC, CSI, BEL, ...) in a report's text could redraw what the
-# terminal shows (a FAIL overwritten as PASS): everything printed goes through ``_printable``.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # What a malformed report makes the code that reads it raise: missing keys, wrong types.
 MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
 
 
-def _printable(text: object) -> str:
-    return _CONTROL.sub("?", str(text))
-
-
 def _say(text: object, **options: object) -> None:
-    print(_printable(text), flush=True, **options)
+    print(printable(text), flush=True, **options)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -187,7 +180,7 @@ def _confirm(question: str) -> bool:
     if not sys.stdin.isatty():
         raise CannotVerify("--rerun runs the implementation the report names; stdin is not a terminal, so nobody "
                            "can confirm: pass --yes to run it")
-    answer = input(_printable(question))
+    answer = input(printable(question))
     return answer.strip().lower() in ("y", "yes")
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from results import IMPLEMENTATION_LOG, RAW, RawRun, save
+from results.terminal import printable
 from results.verdict import NOT_JUDGED
 
 from . import baseline, render, write_documents
@@ -187,7 +188,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     if written is not None:
         run, document, paths = written
         for line in summary_lines(run, paths, document):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(printable(line))
 
 
 @pytest.hookimpl(trylast=True)

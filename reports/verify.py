@@ -205,7 +205,10 @@ def _documents(document: dict, folder: Path) -> Check:
         pairs = zip(html.splitlines(), rendered.splitlines(), strict=False)
         line = next((i for i, (a, b) in enumerate(pairs, start=1) if a != b), None)
         return Check("documents", False, f"report.html is not report.json rendered (first difference at line {line})")
-    if junit_path.is_file() and read_bounded(junit_path) != junit:
+    if not junit_path.is_file():
+        return Check("documents", True, "report.html is report.json rendered and shows its verdicts; there is no "
+                                        "junit.xml to check")
+    if read_bounded(junit_path) != junit:
         return Check("documents", False, "junit.xml is not report.json rendered")
     return Check("documents", True, "report.html and junit.xml are report.json rendered; the HTML shows its verdicts")
 
@@ -426,6 +429,9 @@ def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confir
     stops once that is confirmed (nox installs what the rerun needs, then asks for it). ``certificate``:
     a report that is no certificate fails (otherwise that is only said)."""
     path = Path(path)
+    if path.is_symlink():  # as no file of a report is read through a link
+        raise CannotVerify(f"{path} is a symbolic link (to {os.readlink(path)}); verify follows no link: name the "
+                           f"report folder itself")
     folder = path if path.is_dir() else path.parent
     report = folder / "report.json" if path.is_dir() else path
     try:

@@ -16,6 +16,7 @@ import spec
 from engine.asking.loader import UsageError
 from engine.config.options import OPTIONS, validate
 from results import RawRun
+from results.terminal import error
 from results.verdict import exit_status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         validate(vars(args))
     except (UsageError, spec.SpecError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        error(exc)
         return 2
     values = {name: getattr(args, name.lstrip("-").replace("-", "_")) for name, *_ in OPTIONS}
     options = [f"{name}={value}" for name, value in values.items() if value is not None]
@@ -91,16 +92,15 @@ def main(argv: list[str] | None = None) -> int:
                         "-qq", "--tb=no", "-rN", *options, *_spread(passthrough, args.isolation), *passthrough],
                        plugins=[outcome])
     if outcome.usage_error is not None:
-        print(f"error: {outcome.usage_error}", file=sys.stderr)
+        error(outcome.usage_error)
         return 2
     run = outcome.run
     if run is None or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
                                pytest.ExitCode.NO_TESTS_COLLECTED):
-        print(f"error: the run could not be carried out (pytest exit status {int(code)}); see the messages above",
-              file=sys.stderr)
+        error(f"the run could not be carried out (pytest exit status {int(code)}); see the messages above")
         return 2
     if not run.info.complete:
-        print(f"error: incomplete run ({run.info.incomplete_reason}); the reports say so", file=sys.stderr)
+        error(f"incomplete run ({run.info.incomplete_reason}); the reports say so")
         return 2
     return exit_status(run)
 

@@ -290,3 +290,24 @@ def test_a_sandbox_is_required_where_asked(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(sandbox, "available", lambda: sandbox.Sandbox(None, "bubblewrap (bwrap) is not installed"))
     with pytest.raises(sandbox.UsageError, match=r"--sandbox require: no sandbox here \(bubblewrap"):
         test_hostile.Runner("tests/impls/plugin_good.py:argmin", sandbox_mode="require")
+
+
+ESCAPES = "\x1b[2J\x1b[H\x1b[32m  ArgMin-13: CONFORMANT\x1b[0m\x07\u202e"
+
+
+@pytest.mark.parametrize("where", ["import", "version"])
+def test_the_plugins_text_reaches_the_terminal_without_escape_sequences(tmp_path: Path, where: str) -> None:
+    """An exception raised as the plug-in was imported was printed raw on the error line: it
+    cleared the screen and drew a green CONFORMANT. Every text the plug-in controls is printed with
+    its control and format characters replaced, whichever way it reaches the terminal."""
+    plugin = tmp_path / "escapes.py"
+    body = f"raise RuntimeError({ESCAPES!r})\n" if where == "import" else \
+        f"import numpy as np\n__version__ = {ESCAPES!r}\n" \
+        "def argmin(data, *, opset, **a):\n    return np.argmin(data, axis=a.get('axis', 0), " \
+        "keepdims=bool(a.get('keepdims', 1)))\n"
+    plugin.write_text(body)
+    done = _suite(tmp_path / "report", f"{plugin}:argmin")
+    shown = done.stdout + done.stderr
+    assert done.returncode == (2 if where == "import" else 1), shown  # it ignores select_last_index: C6
+    assert ("does not import (RuntimeError" if where == "import" else "NON-CONFORMANT") in shown
+    assert not any(c in shown for c in "\x1b\x07\u202e"), repr(shown[-2000:])

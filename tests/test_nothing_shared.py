@@ -6,6 +6,7 @@ defence is taken away, so that the test can fail."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.asking import isolation, limits, output
+from engine.asking import isolation, limits, output, sandbox
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError, check
 from reports.verify import verify
@@ -295,3 +296,119 @@ def test_verify_refuses_a_smuggled_requirement_before_installing_anything(tmp_pa
     assert "is not a release number" in done.stderr and "pip install" not in done.stdout + done.stderr
     after = set((ROOT / ".nox").glob("conformance-*")) if (ROOT / ".nox").is_dir() else set()
     assert after == before
+
+
+# --- 9. kernel state that namespaces do not cover ------------------------------------------------
+
+FILTERED = pytest.mark.skipif(sandbox.available().seccomp is None,
+                              reason=f"no seccomp filter here: {sandbox.available().seccomp_reason}")
+
+
+def _listening(path: Path) -> socket.socket:
+    path.unlink(missing_ok=True)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen()
+    listener.settimeout(0.5)
+    return listener
+
+
+@SANDBOXED
+@FILTERED
+def test_the_socket_filter_reads_the_family_as_the_kernel_does(tmp_path: Path) -> None:
+    """socket(0x1_00000001, SOCK_STREAM, 0) is AF_UNIX to the kernel, which reads an int: a filter
+    that compared all 64 bits let it through, and the plug-in reached a socket file beside it."""
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    shutil.copy(SHARED, plugin / "shared.py")
+    for mode, reached in (("auto", False), ("off", True)):
+        listener = _listening(plugin / "beside.sock")
+        with Runner(f"{plugin / 'shared.py'}:connects_through_high_bits", sandbox_mode=mode,
+                    log=tmp_path / f"{mode}.log") as runner:
+            assert runner.call(SMALL, 13, {}).status == "ok"
+        try:
+            listener.accept()[0].close()
+            accepted = True
+        except OSError:
+            accepted = False
+        listener.close()
+        assert accepted is reached, (tmp_path / f"{mode}.log").read_text()
+    assert "through the high bits refused" in (tmp_path / "auto.log").read_text()
+
+
+# Joins a session keyring of its own (as a login or a CI job gets one), puts a credential in it,
+# asks the plug-in once in a worker of the given sandbox mode, and prints what the plug-in read and
+# whether its planted key is in the keyring afterwards.
+_KEYRING_RUN = """
+import ctypes, json, sys
+import numpy as np
+from engine.asking.isolation import Runner
+from tests.impls.plugin_shared import KEY_DESCRIPTION, PLANTED, _syscall
+mode, log = sys.argv[1:]
+try:
+    _syscall("keyctl", ctypes.c_long(1), None)  # KEYCTL_JOIN_SESSION_KEYRING: a new, anonymous one
+    _syscall("add_key", b"user", KEY_DESCRIPTION.encode(), b"hunter2", ctypes.c_long(7), ctypes.c_long(-3))
+except OSError as exc:
+    print(json.dumps({"skip": str(exc)}))
+    sys.exit()
+with Runner("tests/impls/plugin_shared.py:reaches_the_keyring", sandbox_mode=mode, log=log) as runner:
+    status = runner.call(np.zeros(10, np.uint8), 13, {}).status
+try:
+    planted = _syscall("request_key", b"user", PLANTED.encode(), None, ctypes.c_long(0)) > 0
+except OSError:
+    planted = False
+print(json.dumps({"status": status, "planted": planted}))
+"""
+
+
+@SANDBOXED
+@FILTERED
+def test_the_session_keyring_is_out_of_reach(tmp_path: Path) -> None:
+    """Keyrings are not namespaced: the plug-in read a credential from the session keyring it
+    inherited and planted a key that outlived the run. Now keyctl, add_key and request_key fail."""
+    found = {}
+    for mode in ("auto", "off"):
+        log = tmp_path / f"{mode}.log"
+        done = subprocess.run([sys.executable, "-c", _KEYRING_RUN, mode, str(log)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        found[mode] = json.loads(done.stdout.splitlines()[-1])
+        if "skip" in found[mode]:
+            pytest.skip(f"no session keyring can be made here: {found[mode]['skip']}")
+        found[mode]["log"] = log.read_text()
+    assert found["off"]["planted"] and "read the credential: hunter2" in found["off"]["log"]  # the attack works
+    assert found["auto"]["status"] == "ok" and not found["auto"]["planted"]
+    assert "hunter2" not in found["auto"]["log"] and "reading the credential refused" in found["auto"]["log"]
+
+
+@SANDBOXED
+@FILTERED
+def test_every_refused_kernel_interface_is_refused(tmp_path: Path) -> None:
+    """Each system call of sandbox.REFUSED, made with invalid arguments: unsandboxed the kernel
+    reaches its own checks (any errno but ENOSYS), sandboxed the filter answers ENOSYS first.
+    Calls this kernel does not have at all (ENOSYS unsandboxed too) prove nothing and are left out."""
+    errnos = {}
+    for mode in ("auto", "off"):
+        log = tmp_path / f"{mode}.log"
+        with Runner(f"{SHARED}:calls_kernel_interfaces", sandbox_mode=mode, log=log) as runner:
+            assert runner.call(SMALL, 13, {}).status == "ok"
+        errnos[mode] = dict(line.removeprefix("interface ").split(": errno ") for line in log.read_text().splitlines()
+                            if line.startswith("interface "))
+    enosys = str(errno.ENOSYS)
+    proven = {name for name, code in errnos["off"].items() if code != enosys}
+    assert {"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
+            "open_by_handle_at", "mount", "ptrace"} <= proven, errnos["off"]
+    assert {name: errnos["auto"][name] for name in proven} == dict.fromkeys(proven, enosys)
+
+
+def test_what_the_filter_denies_is_named_only_where_it_is_loaded() -> None:
+    with_filter = sandbox.Sandbox("bubblewrap", program="bwrap", seccomp=b"\0" * 8)
+    without = sandbox.Sandbox("bubblewrap", program="bwrap")
+    assert set(sandbox.FILTERED) <= set(with_filter.denies())
+    assert not set(sandbox.FILTERED) & set(without.denies())
+    assert set(sandbox.REFUSED.values()) <= set(sandbox.FILTERED)
+
+
+def test_the_sandbox_page_says_why_each_call_is_refused() -> None:
+    page = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    assert [name for name in sandbox.REFUSED if f"`{name}`" not in page] == []

@@ -201,6 +201,22 @@ def test_an_edited_html_page_is_caught(copy: Path) -> None:
     assert "report.html is not report.json rendered" in _checks(copy)["documents"].message
 
 
+def test_the_documents_check_names_the_files_it_checked(copy: Path) -> None:
+    assert _checks(copy)["documents"].message.startswith("report.html and junit.xml are report.json rendered")
+    (copy / "junit.xml").unlink()
+    documents = _checks(copy)["documents"]
+    assert documents.ok and "junit.xml" not in documents.message.split(";")[0]
+    assert documents.message.endswith("there is no junit.xml to check")
+
+
+def test_a_linked_report_folder_is_refused_as_a_linked_file_is(copy: Path, tmp_path: Path, capsys) -> None:
+    link = tmp_path / "latest"
+    link.symlink_to(copy)
+    assert main(["verify", str(link)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"error: {link} is a symbolic link (to {copy})") and error.endswith("report folder itself")
+
+
 def test_a_changed_spec_file_is_caught(copy: Path, tmp_path: Path) -> None:
     changed = Path(shutil.copytree(ROOT / "spec", tmp_path / "spec", ignore=shutil.ignore_patterns("__pycache__")))
     path = changed / "argmin-13.yaml"

@@ -22,6 +22,7 @@ from engine.asking.loader import UsageError, check, runtime_distributions
 from engine.asking.sandbox import undumpable
 from engine.config.isa import parse as parse_isa
 from engine.runtimes import find, split_release
+from results.terminal import error
 
 from .installs import pip_failure
 
@@ -57,7 +58,7 @@ def debian(session: nox.Session, commands: list[str], why: str) -> None:
 def stop(message: str) -> None:
     """End the session as the suite ends a run it cannot carry out: one line, exit status 2 (nox's
     own session.error would exit 1, which here means non-conformant)."""
-    print(f"error: {message}", file=sys.stderr, flush=True)
+    error(message)
     sys.exit(2)
 
 

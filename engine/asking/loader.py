@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.runtimes import DEFAULT, RUNTIMES, Runtime, find, split_release
 from engine.runtimes.entry import Unavailable, release_key
+from results.terminal import one_line, printable
 
 DEFAULT_IMPL = DEFAULT.word
 # A release as PEP 440 writes a public version in its normal form (1.16.0, 2024.4.0rc1, 0.27.post1):
@@ -38,15 +39,11 @@ class UsageError(Exception):
     """A run cannot be carried out; str(exc) is ONE line naming the problem and the fix."""
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 def _import(impl: str, name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except Exception as exc:
-        reason = _one_line(f"{type(exc).__name__}: {exc}")
+        reason = one_line(f"{type(exc).__name__}: {exc}")
         raise UsageError(f"--impl {impl!r}: module {name!r} does not import ({reason}); "
                          f"install it in this environment or fix the module name") from None
 
@@ -76,7 +73,7 @@ def _import_file(impl: str, target: str) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        reason = _one_line(f"{type(exc).__name__}: {exc}")
+        reason = one_line(f"{type(exc).__name__}: {exc}")
         raise UsageError(f"--impl {impl!r}: file {target!r} does not import ({reason}); "
                          f"fix the file or install what it imports") from None
     return module
@@ -202,7 +199,7 @@ def _runtime(impl: str, runtime: Runtime) -> None:
     try:
         importlib.import_module(runtime.module)
     except Exception as exc:
-        reason = _one_line(f"{type(exc).__name__}: {exc}")
+        reason = one_line(f"{type(exc).__name__}: {exc}")
         wanted = " ".join(runtime.distributions)
         raise UsageError(f"--impl {impl!r} needs {wanted}, which does not import here ({reason}); run it through "
                          f"`nox -s conformance`, which installs it, or `pip install {wanted}`") from None
@@ -231,7 +228,7 @@ def _callable_as(impl: str, name: str, fn: Callable[..., Any], call: str, argume
     try:
         signature.bind(*arguments, **(keywords or {}))
     except TypeError as exc:
-        raise UsageError(_one_line(f"--impl {impl!r}: {name}{signature} cannot be called as {call} ({exc}); define "
+        raise UsageError(one_line(f"--impl {impl!r}: {name}{signature} cannot be called as {call} ({exc}); define "
                                    f"it as {definition}")) from None
     return fn
 
@@ -342,7 +339,7 @@ def _stated(module: ModuleType) -> tuple[str | None, str | None]:
             stated = None
     if not isinstance(stated, str) or not stated.strip():
         return None, None
-    text = "".join(c if c.isprintable() else "?" for c in " ".join(stated.split()))
+    text = one_line(printable(stated))
     return text[:_VERSION_CHARS], how
 
 

@@ -17,9 +17,11 @@ binary. What the suite asks of it, and why:
   XDG_CACHE_HOME: its scratch, gone with the sandbox however the run ends) and ``/dev/shm``;
   the root and ``/dev`` are remounted read-only, so nothing else can be written but the folders
   the caller grants (``--bind``: a built-in's compile cache);
-- a seccomp filter (libseccomp's, through ``pyseccomp``, loaded by bwrap) that refuses to make
-  a Unix-domain socket and io_uring (which could make one without the system call): a socket
-  file under any folder the worker can see cannot be connected to. ``socketpair`` stays;
+- a seccomp filter (libseccomp's, through ``pyseccomp``, loaded by bwrap, ``_filter``): socket
+  families by an allowlist (``SOCKET_FAMILIES``: no Unix-domain socket, so a socket file under
+  any folder the worker can see cannot be connected to; an anonymous ``socketpair`` stays),
+  compared as the kernel reads them, and kernel interfaces that namespaces do not cover or no
+  runtime needs refused outright (``REFUSED``: keyrings, bpf, perf events, io_uring, ...);
 - ``--dev /dev`` and ``--proc /proc``: a /dev of its own and a /proc that shows only the
   sandbox's processes, so nothing outside can be seen, signalled or traced; the host's
   accelerator device nodes (``ACCELERATORS``: GPUs, NPUs) are bound into that /dev;
@@ -60,14 +62,36 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from engine.asking.loader import UsageError
 
 MODES = ("auto", "require", "off")
-# What a sandboxed worker cannot do, as the report names it (message keys "sandbox-denies-*");
-# "host-sockets" only where the seccomp filter is there.
+# What a sandboxed worker cannot do, as the report names it (message keys "sandbox-denies-*"),
+# each proven by a test of its own; the last ones (FILTERED) only where the seccomp filter is there.
+FILTERED = ("host-sockets", "kernel-keyrings", "kernel-interfaces")
 DENIES = ("writes", "reads", "processes", "network", "survivors", "terminal", "privileges", "environment",
-          "host-sockets")
+          *FILTERED)
+# Socket families a worker may make, per system call; every other fails with EAFNOSUPPORT. IPv4
+# and IPv6 reach only the sandbox's own loopback (its network namespace), netlink reads that
+# namespace's interfaces (glibc's getaddrinfo asks it); an anonymous Unix socketpair has no path
+# to the host. No Unix socket: a socket file the worker can see is not one it can connect to.
+SOCKET_FAMILIES = {"socket": (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK), "socketpair": (socket.AF_UNIX,)}
+# System calls refused outright (ENOSYS, as if the kernel lacked them: programs fall back), and
+# why: kernel state that namespaces do not cover, or interfaces no runtime needs whose bugs have
+# let code out of containers (Docker's and Flatpak's default profiles refuse them too).
+REFUSED = {
+    "keyctl": "kernel-keyrings", "add_key": "kernel-keyrings", "request_key": "kernel-keyrings",
+    **dict.fromkeys((
+        "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+        "open_by_handle_at", "name_to_handle_at", "mount", "umount2", "pivot_root", "move_mount", "open_tree",
+        "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns", "ptrace",
+        "process_vm_readv", "process_vm_writev", "pidfd_getfd", "fanotify_init", "acct", "swapon", "swapoff",
+        "syslog", "quotactl", "lookup_dcookie", "iopl", "ioperm", "settimeofday", "clock_settime", "clock_adjtime",
+        "adjtimex"), "kernel-interfaces"),
+}
+_LOW_32_BITS = 0xFFFFFFFF
 _PR_SET_DUMPABLE = 4  # linux/prctl.h
 _PROBE_SECONDS = 30.0
 # Device nodes of accelerators a runtime under test may drive: DRM render nodes (Intel, AMD, ...),
@@ -103,7 +127,7 @@ class Sandbox:
     def denies(self) -> list[str]:
         if self.mechanism is None:
             return []
-        return [d for d in DENIES if d != "host-sockets" or self.seccomp is not None]
+        return [d for d in DENIES if d not in FILTERED or self.seccomp is not None]
 
     def record(self, bounds: Sequence[Mapping[str, object]] = (), passed: Sequence[str] = ()) -> dict[str, object]:
         """What the run's environment records (and the certificate shows): the mechanism, what it
@@ -191,21 +215,37 @@ def _last_line(text: str) -> str:
 
 
 def _filter() -> tuple[bytes | None, str]:
-    """The seccomp program a sandbox loads, from libseccomp: making a Unix-domain socket fails
-    with EACCES, io_uring with ENOSYS; everything else is allowed. (None, why) where libseccomp
-    or its Python binding is missing."""
+    """The seccomp program a sandbox loads, from libseccomp: socket families outside
+    SOCKET_FAMILIES fail with EAFNOSUPPORT, the REFUSED system calls with ENOSYS; everything else
+    is allowed. (None, why) where libseccomp or its Python binding is missing."""
     try:
         import pyseccomp as seccomp
     except (ImportError, OSError, AttributeError) as exc:
         return None, f"no seccomp filter: libseccomp cannot be used here ({type(exc).__name__}: {exc})"
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
-    rules.add_rule(seccomp.ERRNO(errno.EACCES), "socket", seccomp.Arg(0, seccomp.EQ, socket.AF_UNIX))
-    for name in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
-        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
+    for name, allowed in SOCKET_FAMILIES.items():
+        _only(seccomp, rules, name, allowed)
+    for name in REFUSED:
+        with contextlib.suppress(OSError):  # a system call this architecture does not have
+            rules.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
     with tempfile.TemporaryFile() as program:
         rules.export_bpf(program)
         program.seek(0)
-        return program.read(), "seccomp: no Unix-domain sockets, no io_uring (libseccomp)"
+        return program.read(), ("seccomp: socket families by an allowlist (no Unix-domain sockets); no keyrings, "
+                                "bpf, perf events, io_uring or other kernel interfaces namespaces do not cover "
+                                "(libseccomp)")
+
+
+def _only(seccomp: Any, rules: Any, name: str, allowed: Sequence[int]) -> None:
+    """Refuse system call ``name`` unless its first argument is one of ``allowed``. The kernel
+    reads that argument as an int, the low 32 bits of the register, so each refused value is
+    compared masked; any value above the largest allowed, high bits included, is refused."""
+    refuse = seccomp.ERRNO(errno.EAFNOSUPPORT)
+    largest = max(allowed)
+    for value in range(largest):
+        if value not in allowed:
+            rules.add_rule(refuse, name, seccomp.Arg(0, seccomp.MASKED_EQ, _LOW_32_BITS, value))
+    rules.add_rule(refuse, name, seccomp.Arg(0, seccomp.GT, largest))
 
 
 @contextlib.contextmanager

@@ -35,6 +35,7 @@ from results.files import Unsafe, write
 from results.outcomes import CRASH, FAIL, OK, RAISED, TIMEOUT, UNSUPPORTED
 from results.replays import FAILS, NOT_ASKED, PASSES, REPLAYS
 from results.tensors import from_tensor
+from results.terminal import error
 from results.verdict import scope
 from spec.oracle import expect, violations
 
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runner = Runner(info.impl, timeout=float(info.timeout_s), log=args.run / "replays.log",
                         memory_limit=info.memory_limit_bytes, sandbox_mode=args.sandbox)
     except (Unreadable, OSError, UsageError, AttributeError, TypeError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        error(exc)
         return 2
     try:
         data = replay(runner, own, others, args.cap)
@@ -174,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         write(args.run, REPLAYS, json.dumps(data, indent=1).encode())
     except (OSError, Unsafe) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        error(exc)
         return 2
     failing = sum(entry["outcome"] == FAILS for entry in data["replays"])
     print(f"{label(own)}: {len(data['replays'])} counterexamples of {len(others)} other run(s) asked in "

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from plugin_good import argmin  # noqa: E402
+from plugin_good import argmin
 
 sys.path.pop(0)
 

@@ -8,7 +8,9 @@ that loses the run's records of large inputs would turn the verdict. Each says i
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import platform
 import socket
 import stat
 import sys
@@ -95,6 +97,89 @@ def connects_to_host_sockets(data: np.ndarray, *, opset: int, **attributes: int)
                 _say(f"a Unix socket was made: {any_socket.fileno()}")
         except OSError as exc:
             _say(f"making a Unix socket refused: {exc}")
+    return _argmin(data, attributes)
+
+
+# System call numbers the attacks below make themselves (libc's wrappers would pass clean arguments).
+_NUMBERS = {"x86_64": {"socket": 41, "keyctl": 250, "add_key": 248, "request_key": 249},
+            "aarch64": {"socket": 198, "keyctl": 219, "add_key": 217, "request_key": 218}}
+_HIGH_BITS = 1 << 32
+KEY_DESCRIPTION = "argmin-test-credential"  # a key a test puts in the session keyring, as a login holds a ticket
+PLANTED = "argmin-planted"  # the key the plug-in tries to leave behind
+_SESSION_KEYRING = -3  # KEY_SPEC_SESSION_KEYRING
+_KEYCTL_READ = 11
+
+
+def _syscall(name: str, *arguments: object) -> int:
+    """The raw system call, its result, or OSError with the errno it set."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    result = libc.syscall(ctypes.c_long(_NUMBERS[platform.machine()][name]), *arguments)
+    if result < 0:
+        raise OSError(ctypes.get_errno(), f"{name}: {os.strerror(ctypes.get_errno())}")
+    return result
+
+
+def connects_through_high_bits(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """socket() with AF_UNIX spelled with a high bit set (0x1_00000001): a filter that compares
+    all 64 bits lets it through, the kernel reads the low 32. Then connect to every socket file."""
+    if not _done:
+        _done.append("high bits")
+        for path in _sockets():
+            try:
+                fd = _syscall("socket", ctypes.c_long(_HIGH_BITS | socket.AF_UNIX), ctypes.c_long(socket.SOCK_STREAM),
+                              ctypes.c_long(0))
+                with socket.socket(fileno=fd) as client:
+                    client.settimeout(2)
+                    client.connect(path)
+                    client.sendall(b"reached from the sandbox\n")
+                    _say(f"connected to {path} through the high bits")
+            except OSError as exc:
+                _say(f"connecting to {path} through the high bits refused: {exc}")
+    return _argmin(data, attributes)
+
+
+def reaches_the_keyring(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Reads the credential key from the session keyring it inherited, and plants one there."""
+    if not _done:
+        _done.append("keyring")
+        try:
+            key = _syscall("request_key", b"user", KEY_DESCRIPTION.encode(), None, ctypes.c_long(0))
+            buffer = ctypes.create_string_buffer(256)
+            size = _syscall("keyctl", ctypes.c_long(_KEYCTL_READ), ctypes.c_long(key), buffer, ctypes.c_long(256))
+            _say(f"read the credential: {buffer.raw[:size].decode()}")
+        except OSError as exc:
+            _say(f"reading the credential refused: {exc}")
+        try:
+            _syscall("add_key", b"user", PLANTED.encode(), b"forged", ctypes.c_long(6),
+                     ctypes.c_long(_SESSION_KEYRING))
+            _say("planted a key")
+        except OSError as exc:
+            _say(f"planting a key refused: {exc}")
+    return _argmin(data, attributes)
+
+
+def calls_kernel_interfaces(data: np.ndarray, *, opset: int, **attributes: int) -> np.ndarray:
+    """Every system call the sandbox refuses outright, made with arguments that are all invalid
+    (-1: no pointer, descriptor or flag it could act on), so only whether the kernel reached its
+    checks shows: ENOSYS where it did not. Each errno goes to the log."""
+    import pyseccomp
+
+    from engine.asking.sandbox import REFUSED
+
+    if not _done:
+        _done.append("interfaces")
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        for name in REFUSED:
+            try:
+                number = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+            except OSError:
+                continue  # not a system call of this architecture
+            result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(-1)] * 6)
+            _say(f"interface {name}: errno {ctypes.get_errno() if result < 0 else 0}")
+            if result >= 0:
+                os.close(result)  # a descriptor (fanotify, userfaultfd) made after all
     return _argmin(data, attributes)
 
 
