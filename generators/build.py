@@ -18,6 +18,7 @@ from spec import TensorType, VersionSpec
 
 from .attributes import attribute_tags, listed_attributes, reduced_axis
 from .choices import Choices, weighted
+from .schedule import Entry, families_for
 from .shapes import ELEMENT_BUDGET, FAMILIES, FAMILY_BYTES, LENGTH_CLASSES, SHAPE_FAMILIES, shape_tags
 from .values import Pools, comparable, pools, special_tags, step_down, tie_tags
 
@@ -226,7 +227,13 @@ def layout(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims
 
 
 def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
-            classes: tuple[str, ...], shapes: tuple[str, ...], budget: int) -> Layout:
+            classes: tuple[str, ...], shapes: tuple[str, ...], budget: int, entry: Entry | None = None) -> Layout:
+    if entry is not None and entry.shape is not None:  # a scheduled shape: only the values are drawn
+        family = value_c.pick(families(tensor_type))
+        return Layout(entry.rank, entry.axis, dict(entry.attributes).get("axis"), entry.axis_form, family,
+                      entry.shape_family, entry.shape)
+    if entry is not None:  # a scheduled signature: the shape family is drawn among those that fit it
+        shapes = tuple(name for name in shapes if name in families_for(entry.rank, entry.axis)) or ("plain",)
     shape_family = shape_c.pick(shapes)
     family = value_c.pick(families(tensor_type))
     if family == "far-apart":  # its point is a long axis
@@ -234,8 +241,13 @@ def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value
     elif family == "top":  # a slice of one element holds nothing further on
         classes = tuple(k for k in classes if k != "1") or classes
     drawn = FAMILIES[shape_family]
-    rank = shape_c.pick(drawn.ranks)
-    axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2), drawn.reducible(rank))
+    if entry is None:
+        rank = shape_c.pick(drawn.ranks)
+        axis, axis_attribute, axis_form = reduced_axis(vspec, rank, shape_c.region(2), drawn.reducible(rank))
+    else:
+        rank, axis, axis_attribute, axis_form = entry.rank, entry.axis, dict(entry.attributes).get("axis"), \
+            entry.axis_form
+        shape_c.region(3)  # the bytes a drawn rank and axis read: the shape reads the same ones either way
     shape = drawn.shape(shape_c.take(FAMILY_BYTES), rank, axis, classes, zero_dims, budget)
     return Layout(rank, axis, axis_attribute, axis_form, family, shape_family, tuple(shape))
 
@@ -250,12 +262,16 @@ def case_tags(vspec: VersionSpec, tensor_type: TensorType, data: np.ndarray, axi
 
 def draft(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims: bool,
           classes: tuple[str, ...] = LENGTH_CLASSES, shapes: tuple[str, ...] = SHAPE_FAMILIES,
-          budget: int = ELEMENT_BUDGET) -> Draft:
-    """A valid input of ``tensor_type`` and its tags, of at most ``budget`` elements."""
+          budget: int = ELEMENT_BUDGET, schedule: tuple[Entry, ...] = ()) -> Draft:
+    """A valid input of ``tensor_type`` and its tags, of at most ``budget`` elements (a
+    scheduled shape is the shape it is). With a ``schedule`` (generators.schedule), the rank, the
+    axis and the attributes are one of its entries, picked by the attribute bytes (all-zero: the
+    first, the simplest), and so is the shape where the schedule fixes shapes."""
     shape_c, attr_c, value_c, _ = regions(raw)
-    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes, budget)  # reads the family byte
+    entry = schedule[attr_c.byte() * len(schedule) >> 8] if schedule else None
+    plan = _layout(vspec, tensor_type, shape_c, value_c, zero_dims, classes, shapes, budget, entry)
     attributes = {} if plan.axis_attribute is None else {"axis": plan.axis_attribute}
-    attributes.update(listed_attributes(vspec, attr_c))
+    attributes.update(listed_attributes(vspec, attr_c) if entry is None else dict(entry.attributes))
     data, used = values(tensor_type, plan.shape, plan.axis, plan.family, value_c)
     tags = case_tags(vspec, tensor_type, data, plan.axis, plan.axis_form, attributes, plan.family,
                      plan.shape_family, used)

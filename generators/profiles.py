@@ -22,7 +22,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-from .quotas import CENSUS_QUOTA, FORM_QUOTA, REJECTION_QUOTA
+from .quotas import CENSUS_QUOTA, FORM_QUOTA, rejection_quota
 from .shapes import batch_budget
 from .strategies import BATCH
 
@@ -55,17 +55,30 @@ def elements(name: str) -> int:
     return examples(name) * batch_budget(BATCH)
 
 
-def describe(name: str) -> dict[str, str]:
-    """What profile ``name`` checks and proves, by language (for the run record and the report)."""
+def describe(name: str, schedule: int | None = None, key: str = "node") -> dict[str, str]:
+    """What profile ``name`` checks and proves, by language (for the run record and the report);
+    ``schedule``: the entries of each test's schedule where the run draws within schedules
+    (generators.schedule), compiled per ``key`` (node or shape)."""
     cases, bound = f"{CASES[name]:,}", f"{elements(name):,}"
-    form, rejection, census = (quota[name] for quota in (FORM_QUOTA, REJECTION_QUOTA, CENSUS_QUOTA))
-    return {"en": f"{LABELS[name]['en']}: the special-value floor, then {cases} generated cases per test, "
-                  f"holding at most {bound} input elements; stratified quotas instead of volume: {form} valid "
-                  f"cases per test in the static and initializer model forms, {rejection} invalid models per "
-                  f"rejection clause and form, {census} census inputs per topic other than NaN (empty inputs, "
+    form, census = FORM_QUOTA[name], CENSUS_QUOTA[name]
+    rejection = rejection_quota(name, schedule is not None)
+    within = {"en": "", "zh-TW": ""}
+    if schedule is not None:
+        what = {"node": ("signatures", "簽章"),
+                "shape": ("signatures, each with one shape", "簽章（各有一個形狀）")}[key]
+        within = {"en": f", drawn in the symbolic form within a schedule of {schedule} {what[0]} per version and type "
+                        f"(every rank, axis spelling and attribute value and their pairs, rotated by the seed; the "
+                        f"implementation compiles per {key})",
+                  "zh-TW": f"，符號形式的案例取自每個版本與型別 {schedule} 個{what[1]}的排程"
+                           f"（涵蓋每個秩、軸的寫法與屬性值及其兩兩組合，隨種子輪替；實作依"
+                           f"{'節點' if key == 'node' else '形狀'}編譯）"}
+    return {"en": f"{LABELS[name]['en']}: the special-value floor, then {cases} generated cases per test"
+                  f"{within['en']}, holding at most {bound} input elements; stratified quotas instead of volume: "
+                  f"{form} valid cases per test in the static and initializer model forms, {rejection} invalid models "
+                  f"per rejection clause and form, {census} census inputs per topic other than NaN (empty inputs, "
                   f"attribute values outside their lists); {_PROVES[name]['en']}",
-            "zh-TW": f"{LABELS[name]['zh-TW']}：先檢查特殊值底線，再於每項測試產生 {cases} 個案例，"
-                     f"合計至多 {bound} 個輸入元素；以分層配額取代數量："
+            "zh-TW": f"{LABELS[name]['zh-TW']}：先檢查特殊值底線，再於每項測試產生 {cases} 個案例"
+                     f"{within['zh-TW']}，合計至多 {bound} 個輸入元素；以分層配額取代數量："
                      f"靜態與初始值模型形式每項測試 {form} 個有效案例、"
                      f"每個拒絕條款與形式 {rejection} 個無效模型、"
                      f"每個 NaN 以外的普查主題（空輸入、列表外的屬性值）{census} 個案例；"

@@ -41,6 +41,9 @@ from .strategies import BATCH, Decoder
 # profile: what it covers is the same whatever the volume of the symbolic form.
 FORM_QUOTA = {"quick": 16, "standard": 24, "certify": 24}
 REJECTION_QUOTA = {"quick": 16, "standard": 32, "certify": 64}
+# The same as a budget of models, where a run draws within schedules (a runtime that pays per
+# compiled node or shape): the strata rejection_required names, in fewer models.
+REJECTION_BUDGET = {"quick": 8, "standard": 12, "certify": 24}
 CENSUS_QUOTA = {"quick": 8, "standard": 12, "certify": 24}  # per census topic other than NaN
 CANDIDATE_BATCHES = 48  # at most this many batches of BATCH candidates per quota
 
@@ -74,6 +77,12 @@ def rejection_required(vspec: VersionSpec, clause_id: str) -> tuple[str, ...]:
     if condition == "undeclared_attribute":
         return tuple(f"undeclared:{source}" for source in dict.fromkeys(UNDECLARED_SOURCES))
     return ()
+
+
+def rejection_quota(profile: str, scheduled: bool) -> int:
+    """Invalid models per rejection clause and form: REJECTION_BUDGET where the run draws within
+    schedules, else REJECTION_QUOTA."""
+    return (REJECTION_BUDGET if scheduled else REJECTION_QUOTA)[profile]
 
 
 def census_quota(profile: str, topics: Sequence[str]) -> int:

@@ -56,6 +56,7 @@ from .attributes import undeclared_attribute
 from .build import REGIONS, SIZE, Draft, draft, empty_inputs_defined, regions, tiled
 from .case import Batch, Case
 from .choices import Choices, weighted
+from .schedule import Entry
 from .shapes import ELEMENT_BUDGET, LONG, PLAIN_ONLY, SHAPE_TAG_KEYS, in_budget, shape_tags
 
 SMALL_CLASSES = weighted(("1", 1), ("short", 3))  # bases of rejection cases stay small
@@ -156,11 +157,13 @@ def _decoder(size: int, build: Build, batch: int, largest: int = ELEMENT_BUDGET)
     return Decoder(size * batch, decode_batch)
 
 
-def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = None) -> st.SearchStrategy:
+def semantic_cases(vspec: VersionSpec, type_name: str, *, batch: int | None = None,
+                   schedule: tuple[Entry, ...] = ()) -> st.SearchStrategy:
     """Valid inputs of one type: the oracle classifies every one as semantic. They never read
     the family-specific extras (the last region), so they do not draw it: Hypothesis charges
-    per drawn byte. ``batch``: see ``_decoded``."""
-    return _decoded(SIZE - REGIONS[-1], _semantic_build(vspec, type_name), batch)
+    per drawn byte. ``batch``: see ``_decoded``; ``schedule``: the signatures (and shapes) every
+    case is drawn within (generators.schedule)."""
+    return _decoded(SIZE - REGIONS[-1], _semantic_build(vspec, type_name, schedule), batch)
 
 
 def semantic_decoder(vspec: VersionSpec, type_name: str, batch: int) -> Decoder:
@@ -168,10 +171,10 @@ def semantic_decoder(vspec: VersionSpec, type_name: str, batch: int) -> Decoder:
     return _decoder(SIZE - REGIONS[-1], _semantic_build(vspec, type_name), batch)
 
 
-def _semantic_build(vspec: VersionSpec, type_name: str) -> Build:
+def _semantic_build(vspec: VersionSpec, type_name: str, schedule: tuple[Entry, ...] = ()) -> Build:
     tensor_type, zero_dims = _type(vspec, type_name), empty_inputs_defined(vspec)
-    return lambda raw, budget: _case(vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims, budget=budget),
-                                     "semantic", [])
+    return lambda raw, budget: _case(vspec, draft(vspec, tensor_type, raw, zero_dims=zero_dims, budget=budget,
+                                                  schedule=schedule), "semantic", [])
 
 
 # --- rejection --------------------------------------------------------------------------------
@@ -339,18 +342,19 @@ def _applies(clause: Clause, tensor_type: TensorType) -> bool:
     return _condition(clause) != "contains_nan" or tensor_type.is_float
 
 
-def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *,
-                    batch: int | None = None, topics: tuple[str, ...] | None = None) -> st.SearchStrategy:
+def undefined_cases(vspec: VersionSpec, type_name: str | None = None, *, batch: int | None = None,
+                    topics: tuple[str, ...] | None = None, schedule: tuple[Entry, ...] = ()) -> st.SearchStrategy:
     """Census inputs: every undefined clause with a condition, for one type or all of them.
     With a type that has no NaN the NaN family is simply absent. ``batch``: see ``_decoded``;
-    ``topics``: only these clauses' inputs."""
-    return _decoded(SIZE, _undefined_build(vspec, type_name, topics), batch, LARGEST_INVALID)
+    ``topics``: only these clauses' inputs; ``schedule``: the signatures (and shapes) the inputs
+    start from (the topic then spoils them: an empty axis, a value outside a list)."""
+    return _decoded(SIZE, _undefined_build(vspec, type_name, topics, schedule), batch, LARGEST_INVALID)
 
 
-def undefined_decoder(vspec: VersionSpec, type_name: str | None, batch: int,
-                      topics: tuple[str, ...] | None = None) -> Decoder:
+def undefined_decoder(vspec: VersionSpec, type_name: str | None, batch: int, topics: tuple[str, ...] | None = None,
+                      schedule: tuple[Entry, ...] = ()) -> Decoder:
     """``undefined_cases``' batches, for a stratified quota."""
-    return _decoder(SIZE, _undefined_build(vspec, type_name, topics), batch, LARGEST_INVALID)
+    return _decoder(SIZE, _undefined_build(vspec, type_name, topics, schedule), batch, LARGEST_INVALID)
 
 
 def census_topics(vspec: VersionSpec, type_name: str | None = None) -> tuple[Clause, ...]:
@@ -371,7 +375,8 @@ def census_split(vspec: VersionSpec, type_name: str) -> tuple[tuple[str, ...], t
     return drawn, tuple(c.id for c in topics if c.id not in drawn)
 
 
-def _undefined_build(vspec: VersionSpec, type_name: str | None, topics: tuple[str, ...] | None) -> Build:
+def _undefined_build(vspec: VersionSpec, type_name: str | None, topics: tuple[str, ...] | None,
+                     schedule: tuple[Entry, ...] = ()) -> Build:
     menu = tuple(c for c in census_topics(vspec, type_name) if topics is None or c.id in topics)
     if not menu:
         raise SpecError(f"ArgMin-{vspec.version} has no census topic among {topics} for {type_name}")
@@ -381,7 +386,7 @@ def _undefined_build(vspec: VersionSpec, type_name: str | None, topics: tuple[st
         extra = regions(raw)[3]
         clause = extra.pick(menu)
         tensor_type = fixed or extra.pick(tuple(t for t in vspec.types if _applies(clause, t)))
-        d = draft(vspec, tensor_type, raw, zero_dims=False, shapes=PLAIN_ONLY, budget=budget)
+        d = draft(vspec, tensor_type, raw, zero_dims=False, shapes=PLAIN_ONLY, budget=budget, schedule=schedule)
         tags = _census(vspec, clause, d, extra)
         return _case(vspec, d, "undefined", [*tags, f"topic:{clause.id}"])
 

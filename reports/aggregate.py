@@ -106,8 +106,12 @@ def _run(raw: RawRun) -> doc.Run:
         "model_seconds": None if info.model_seconds is None else float(info.model_seconds),
         "model_usage": None if info.model_usage is None else [
             {"suite": str(u["suite"]), "form": str(u["form"]), "seconds": float(u["seconds"]),
-             **{name: int(u[name]) for name in ("compiles", "loaded", "calls")}} for u in info.model_usage],
+             **{name: int(u[name]) for name in ("compiles", "loaded", "calls")}, "nodes": int(u.get("nodes", 0))}
+            for u in info.model_usage],
         "compile_cache": None if info.compile_cache is None else str(info.compile_cache),
+        "schedule": None if info.schedule is None else {
+            "compile_key": str(info.schedule["compile_key"]),
+            **{name: int(info.schedule[name]) for name in ("size", "signatures", "shapes")}},
         "planned": None if info.planned is None else [str(key) for key in info.planned],
         "lost": [str(key) for key in info.lost or ()],
     }

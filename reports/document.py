@@ -23,13 +23,24 @@ class Tensor(TypedDict):
 Value = Tensor | str | None  # what came back: a tensor, the text of a refusal or error, or nothing
 
 
-class ModelUsage(TypedDict):
+class Schedule(TypedDict):
+    compile_key: str
+    size: int
+    signatures: int
+    shapes: int
+
+
+class _ModelUsage(TypedDict):
     suite: str
     form: str
     compiles: int
     loaded: int
     calls: int
     seconds: float
+
+
+class ModelUsage(_ModelUsage, total=False):
+    nodes: int  # runs recorded before nodes were counted have none
 
 
 class _Run(TypedDict):
@@ -60,6 +71,7 @@ class Run(_Run, total=False):
     models_loaded: int | None
     model_seconds: float | None
     model_usage: list[ModelUsage] | None
+    schedule: Schedule | None
     compile_cache: str | None
     planned: list[str] | None
     lost: list[str]

@@ -15,6 +15,7 @@ from typing import Any
 
 import spec
 from results import CensusRecord, RawRun, Unreadable, load
+from results.stream import USAGE_COUNTS
 
 # What every shard of one run has in common, and how to say it: (label, reader of a run).
 _SAME: tuple[tuple[str, Callable[[RawRun], Any]], ...] = (
@@ -73,10 +74,9 @@ def _usage(runs: list[RawRun]) -> list[dict[str, Any]] | None:
     usage: dict[tuple[str, str], dict[str, Any]] = {}
     for run in runs:
         for row in run.info.model_usage or ():
-            total = usage.setdefault((row["suite"], row["form"]), {**row, "compiles": 0, "loaded": 0, "calls": 0,
-                                                                      "seconds": 0.0})
-            for name in ("compiles", "loaded", "calls", "seconds"):
-                total[name] += row[name]
+            total = usage.setdefault((row["suite"], row["form"]), {**row, **dict.fromkeys(USAGE_COUNTS, 0)})
+            for name in USAGE_COUNTS:
+                total[name] += row.get(name, 0)
     return list(usage.values()) if usage else None
 
 

@@ -127,8 +127,15 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
     if info.models_compiled is not None:
         loaded = f", {info.models_loaded:,} more loaded from the compile cache" if info.models_loaded else ""
         took = f" in {info.model_seconds:,.1f} s" if info.model_seconds is not None else ""
-        lines.append(f"  models compiled: {info.models_compiled:,}{took} for {info.calls_made:,} calls{loaded} "
+        nodes = sum(row.get("nodes", 0) for row in info.model_usage or ())
+        held = f" ({nodes:,} nodes)" if nodes else ""
+        lines.append(f"  models compiled: {info.models_compiled:,}{held}{took} for {info.calls_made:,} calls{loaded} "
                      f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)})")
+    if info.schedule is not None:
+        shapes = f" and {info.schedule['shapes']:,} shapes" if info.schedule["shapes"] else ""
+        lines.append(f"  schedule: {info.schedule['size']} signatures per version and type (compiled per "
+                     f"{info.schedule['compile_key']}), {info.schedule['signatures']:,} signatures{shapes} in all; "
+                     f"--schedule off draws every signature")
     if info.baseline is not None:
         lines += [f"  {line}" for line in baseline.lines(info.baseline)]
     lines += [f"  {_NAMED.get(kind, kind + ' report')}: {path}" for kind, path in paths.items()]

@@ -204,8 +204,12 @@ class RunInfo:
     workers: int = 1  # processes that ran the tests (pytest-xdist workers), each with its implementation
     models_loaded: int | None = None  # models loaded from the compile cache instead of compiled (see Usage)
     model_seconds: float | None = None  # the time compiling and loading them took
-    # The same counts by suite and model form: [{"suite", "form", "compiles", "loaded", "calls", "seconds"}].
+    # The same counts by suite and model form: [{"suite", "form", "compiles", "loaded", "calls", "seconds",
+    # "nodes"}].
     model_usage: list[dict[str, Any]] | None = None
+    # Where tests drew their cases within schedules (engine.config.schedules.record): {"compile_key",
+    # "size", "signatures", "shapes"}; None where every case drew freely.
+    schedule: dict[str, Any] | None = None
     compile_cache: str | None = None  # --compile-cache: "on" or "off"; None where the implementation has none
     # --shard: {"index", "count", "plan_sha256", "plan_tests", "tests"} (engine.config.shards.record);
     # None for a whole run
@@ -247,6 +251,7 @@ class Usage:
     seconds: float = 0.0  # the time compiling and loading models took
     suite: str | None = None
     form: str | None = None
+    nodes: int = 0  # the nodes the compiled models held
 
 
 @dataclass

@@ -252,7 +252,7 @@ def _assemble(info: RunInfo, environment: dict[str, Any], items: Iterable[dict[s
     return run
 
 
-USAGE_COUNTS = ("compiles", "loaded", "calls", "seconds")
+USAGE_COUNTS = ("compiles", "loaded", "calls", "seconds", "nodes")
 
 
 def _with_usage(info: RunInfo, parts: dict[tuple, Counter]) -> RunInfo:

@@ -74,11 +74,12 @@ def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
 
 def test_the_reply_header_carries_nodes_splits_and_model_costs_strictly() -> None:
     outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
-    models = protocol.Models(2, 5, 0.25)
-    assert protocol.decode(protocol.encode(outcome, 17, True, models))[6:11] == (17, True, 2, 5, 0.25)
-    assert protocol.detached(outcome, 17, True, models)[6:11] == (17, True, 2, 5, 0.25)
-    # nodes (H), split (B), compiled and loaded (I), seconds (d), then the layout's kind (B) and node (H)
-    nodes = protocol._HEADER.size - 22
+    models = protocol.Models(2, 5, 0.25, 9)
+    assert protocol.decode(protocol.encode(outcome, 17, True, models))[6:12] == (17, True, 2, 5, 0.25, 9)
+    assert protocol.detached(outcome, 17, True, models)[6:12] == (17, True, 2, 5, 0.25, 9)
+    # nodes (H), split (B), compiled and loaded (I), seconds (d), nodes compiled (I), then the layout's kind (B)
+    # and node (H)
+    nodes = protocol._HEADER.size - 26
     for offset, forged_bytes in ((nodes, b"\0\0"), (nodes + 2, b"\2")):  # no model has no node; split is a flag
         forged = bytearray(protocol.encode(outcome, 1))
         forged[offset:offset + len(forged_bytes)] = forged_bytes

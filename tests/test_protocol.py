@@ -22,11 +22,12 @@ from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, TIMEOU
     (OVERSIZE, None, "an answer of shape (4096, 4096)", 0.0, False, None),
 ])
 def test_a_reply_reads_back_as_it_was_written_in_either_mode(reply: tuple) -> None:
-    models = protocol.Models(2, 1, 0.5)
+    models = protocol.Models(2, 1, 0.5, 7)
     crossed = protocol.decode(protocol.encode(reply, 3, True, models, (0, -1, 1), 2))
-    status, value, error, seconds, by_value, declared, nodes, split, compiled, loaded, spent, layout, position = crossed
+    status, value, error, seconds, by_value, declared, nodes, split, compiled, loaded, spent, held, layout, position = \
+        crossed
     assert (status, error, seconds, by_value, declared) == (reply[0], reply[2], reply[3], reply[4], reply[5])
-    assert (nodes, split, compiled, loaded, spent, layout, position) == (3, True, 2, 1, 0.5, (0, -1, 1), 2)
+    assert (nodes, split, compiled, loaded, spent, held, layout, position) == (3, True, 2, 1, 0.5, 7, (0, -1, 1), 2)
     assert (value is None) == (reply[1] is None)
     if value is not None:
         assert value.dtype == reply[1].dtype and np.array_equal(value, reply[1])

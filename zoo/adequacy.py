@@ -1,10 +1,13 @@
 """Adequacy: the suite's power measured on the zoo, next to ONNX's own 16 ArgMin node cases.
 
-``python -m zoo.adequacy [--profile quick] [--seed 1] [--out DIR] [--entries a,b] [--versions 12,13] [--jobs N]``
-runs every selected entry through the whole suite (engine.judging.run.run_all) and, separately and on
-a fresh runner, through ONNX's own cases alone; prints the matrix entry x version and writes it to
-DIR/adequacy.json and DIR/adequacy.html. Exit status 1 when a correct entry is judged
-non-conformant at some version or a broken one is missed at a version where it violates.
+``python -m zoo.adequacy [--profile quick] [--seed 1] [--out DIR] [--entries a,b] [--versions 12,13] [--jobs N]
+[--models [--forms symbolic] [--schedule off]]`` runs every selected entry through the whole suite
+(engine.judging.run.run_all) and, separately and on a fresh runner, through ONNX's own cases alone;
+prints the matrix entry x version and writes it to DIR/adequacy.json and DIR/adequacy.html. Exit
+status 1 when a correct entry is judged non-conformant at some version or a broken one is missed
+at a version where it violates. With ``--models`` each entry is a model-level plug-in
+(zoo.through_models): the suite builds its models, in every form (or ``--forms``), and, as for a
+runtime that compiles per node, draws its symbolic cases within schedules (unless ``--schedule off``).
 
 Each entry runs in its own process (a pool of --jobs), so module state of one entry (caches,
 counters) never reaches another. Entries that crash or hang run under process isolation with a
@@ -32,6 +35,7 @@ from engine.asking.loader import UsageError
 from results.outcomes import PASS
 from results.verdict import CONFORMANT, NON_CONFORMANT, Standing, is_judged, judged, standing
 
+from . import through_models
 from .registry import ENTRIES, FAULT_CLASSES, Entry, entry
 
 FAULT_TIMEOUT = "1"  # seconds per call for crashing and hanging entries: each hang costs this much
@@ -72,9 +76,11 @@ def _first_detection(results: list, version: int) -> dict | None:
     return None
 
 
-def score(name: str, profile: str, seed: str, versions: str = "", dtypes: str = "") -> dict:
+def score(name: str, profile: str, seed: str, versions: str = "", dtypes: str = "",
+          models: dict[str, str] | None = None) -> dict:
     """One entry's row of the matrix: our verdict and ONNX's cases' verdict per version
-    (``versions``/``dtypes``: optional comma-separated restrictions of the run, for fast tests)."""
+    (``versions``/``dtypes``: optional comma-separated restrictions of the run, for fast tests;
+    ``models``: the entry as a model-level plug-in, with these options: forms, schedule)."""
     from engine.config.options import validate
     from engine.judging.run import run_all
     from generators import profiles
@@ -83,8 +89,8 @@ def score(name: str, profile: str, seed: str, versions: str = "", dtypes: str = 
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # the entries' own numpy warnings (NaN compares)
     profiles.register()
     item = entry(name)
-    options = {"impl": item.impl, "profile": profile, "seed": seed, "isolation": _isolation(item),
-               "versions": versions, "dtypes": dtypes}
+    options = {"impl": item.impl if models is None else through_models.impl(item.impl), "profile": profile,
+               "seed": seed, "isolation": _isolation(item), "versions": versions, "dtypes": dtypes, **(models or {})}
     if options["isolation"] == "process":
         options["timeout"] = FAULT_TIMEOUT
     settings = validate(options)
@@ -183,11 +189,12 @@ def html(document: dict) -> str:
     return render_adequacy(document)
 
 
-def run(names: list[str], profile: str, seed: str, jobs: int, versions: str = "") -> list[dict]:
+def run(names: list[str], profile: str, seed: str, jobs: int, versions: str = "",
+        models: dict[str, str] | None = None) -> list[dict]:
     """Score each entry in a fresh process (spawned, one entry per process), in zoo order."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, max_tasks_per_child=1) as pool:
-        futures = [pool.submit(score, name, profile, seed, versions) for name in names]
+        futures = [pool.submit(score, name, profile, seed, versions, "", models) for name in names]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             row = future.result()
             print(f"[{done}/{len(names)}] {row['name']} scored in {row['wall_s']:.0f} s", file=sys.stderr, flush=True)
@@ -202,7 +209,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--entries", default="", help="comma-separated zoo entry names (default: all)")
     parser.add_argument("--versions", default="", help="comma-separated ArgMin versions (default: all)")
     parser.add_argument("--jobs", type=int, default=2, help="entries scored in parallel (default 2)")
+    parser.add_argument("--models", action="store_true", help="each entry as a model-level plug-in, scored as a "
+                                                              "runtime that compiles per node is")
+    parser.add_argument("--forms", default="", help="with --models: the model forms (default: all)")
+    parser.add_argument("--schedule", default="auto", help="with --models: auto (default), on or off")
     args = parser.parse_args(argv)
+    if (args.forms or args.schedule != "auto") and not args.models:
+        parser.error("--forms and --schedule score entries as model plug-ins: add --models")
+    args.model_options = {"forms": args.forms, "schedule": args.schedule} if args.models else None
     if args.jobs < 1:
         parser.error("--jobs must be at least 1; use e.g. --jobs 2")
     args.names = [n.strip() for n in args.entries.split(",") if n.strip()] or [e.name for e in ENTRIES]
@@ -213,7 +227,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         from generators import profiles
 
         profiles.register()
-        validate({"impl": ENTRIES[0].impl, "profile": args.profile, "seed": args.seed, "versions": args.versions})
+        validate({"impl": ENTRIES[0].impl if not args.models else through_models.impl(ENTRIES[0].impl),
+                  "profile": args.profile, "seed": args.seed, "versions": args.versions,
+                  **(args.model_options or {})})
     except KeyError as exc:
         parser.error(exc.args[0])
     except (UsageError, spec.SpecError) as exc:
@@ -224,9 +240,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     started = time.perf_counter()
-    rows = run(args.names, args.profile, args.seed, args.jobs, args.versions)
+    rows = run(args.names, args.profile, args.seed, args.jobs, args.versions, args.model_options)
     figures = headline(rows)
-    document = {"profile": args.profile, "seed": args.seed, "jobs": args.jobs,
+    document = {"profile": args.profile, "seed": args.seed, "jobs": args.jobs, "models": args.model_options,
                 "wall_s": time.perf_counter() - started, "headline": figures, "entries": rows,
                 "detection_time": "implementation seconds: sum of duration_s of the version's recorded results "
                                   "up to and including the first failing one"}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from engine.contract.adapters import Layout, NotPackable
+from engine.contract.adapters import Layout, NotPackable, Schedule
 from engine.contract.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
 
 from . import compile_cache
@@ -98,6 +98,7 @@ class ModelArgMin(ABC):
         self._signatures = SignatureModels(self._compile, self._saved, self.feed)
         self.store = compile_cache.from_environment() if self.suffix else None
         self.compiles = 0  # models compiled so far, in every form (a benchmark and test figure)
+        self.compiled_nodes = 0  # the nodes those models held
         self.loaded = 0  # models loaded from the compile cache instead
         self.model_seconds = 0.0  # the time compiling and loading them took
 
@@ -144,6 +145,7 @@ class ModelArgMin(ABC):
                 except Exception:
                     store.drop(key, self.suffix)
         self.compiles += 1
+        self.compiled_nodes += len(model.graph.node)
         try:
             if store is None:
                 return self.compile(model)
@@ -179,14 +181,15 @@ class ModelArgMin(ABC):
         return Answer(outputs[0], compiled.declared[0] if compiled.declared else None)
 
     def answer_pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
-                    attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
+                    attributes: Sequence[Mapping[str, int]], schedule: Schedule | None = None) -> list[Answer]:
         """One answer per input, in order: in the symbolic form from signature models where they
-        serve (``signatures``), the rest from one packed model (``_pack``). Raises what compiling
-        or running a model raises (the caller then bisects the pack), and NotPackable where the
-        runtime does not give one output per node."""
+        serve (``signatures``: with a ``schedule``, one model a rank of its signatures), the rest
+        from one packed model (``_pack``). Raises what compiling or running a model raises (the
+        caller then bisects the pack), and NotPackable where the runtime does not give one
+        output per node."""
         datas = [np.asarray(data) for data in datas]
-        served = self._signatures.serve(datas, opset, attributes) if form == SYMBOLIC and self.signature_models \
-            else {}
+        served = self._signatures.serve(datas, opset, attributes, schedule) \
+            if form == SYMBOLIC and self.signature_models else {}
         rest = [index for index in range(len(datas)) if index not in served]
         answers = {index: Answer(s.value, s.declared, s.nodes, s.layout, s.position) for index, s in served.items()}
         if len(rest) == 1:

@@ -33,6 +33,7 @@ import numpy as np
 import onnx
 
 import spec
+from engine.contract.adapters import Schedule
 
 from .models import Declared, packed_model
 
@@ -90,11 +91,14 @@ class SignatureModels:
         # tens of milliseconds, and until a rank is worth its model every batch asks whether the
         # compile cache holds it.
         self._models: dict[Key, onnx.ModelProto] = {}
+        self._schedules: dict[tuple[Key, tuple[Signature, ...]], list[Part]] = {}  # a schedule's models, by rank
 
-    def serve(self, datas: Sequence[np.ndarray], opset: int,
-              attributes: Sequence[Mapping[str, int]]) -> dict[int, Served]:
+    def serve(self, datas: Sequence[np.ndarray], opset: int, attributes: Sequence[Mapping[str, int]],
+              schedule: Schedule | None = None) -> dict[int, Served]:
         """The answers of the cases a signature model serves, by index; the others are left to
-        the caller (packs). Raises what running a model raises."""
+        the caller (packs). With a ``schedule`` (the signatures a test draws its cases within), a
+        rank's model holds the schedule's signatures of that rank, compiled at once: the test's
+        every case of that rank is one of them. Raises what running a model raises."""
         served: dict[int, Served] = {}
         by_rank: dict[Key, list[int]] = {}
         for index, data in enumerate(datas):
@@ -104,10 +108,26 @@ class SignatureModels:
             # attribute outside its list are asked through packs whatever it holds).
             cases = [(i, datas[i], signature(attributes[i])) for i in indices]
             cases = [case for case in cases if case[2] in _codes(version, rank)]
-            parts = self._parts_for((version, dtype, rank), datas[indices[0]].dtype, len(cases)) if cases else []
+            if not cases:
+                continue
+            if schedule:
+                parts = self._scheduled((version, dtype, rank), datas[indices[0]].dtype,
+                                        tuple(s for r, s in schedule if r == rank and s in _codes(version, rank)))
+            else:
+                parts = self._parts_for((version, dtype, rank), datas[indices[0]].dtype, len(cases))
             if parts:
                 self._run(parts, cases, served)
         return served
+
+    def _scheduled(self, key: Key, dtype: np.dtype, signatures: tuple[Signature, ...]) -> list[Part]:
+        """The compiled parts of the model of a schedule's ``signatures`` of one rank."""
+        if not signatures:
+            return []
+        opset, _, rank = key
+        found = self._schedules.get((key, signatures))
+        if found is None:
+            found = self._schedules[key, signatures] = self._split(opset, dtype, rank, list(signatures))
+        return found
 
     def _parts_for(self, key: Key, dtype: np.dtype, count: int) -> list[Part]:
         """The compiled parts of ``key``'s signature model, where it is worth using now."""

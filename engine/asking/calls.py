@@ -58,4 +58,5 @@ class Reply:
     compiles: int = 0
     loaded: int = 0
     model_seconds: float = 0.0
+    compiled_nodes: int = 0  # the nodes the compiled models held
     pack: Packed | None = None  # the packed model that answered (nodes > 1), where the worker said

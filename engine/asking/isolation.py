@@ -62,6 +62,7 @@ from engine.asking import limits, output, protocol, sandbox, worker
 from engine.asking.calls import CallArgs, Packed, Reply
 from engine.asking.loader import UsageError, check, describe, plugin_file, portable, resolve
 from engine.asking.packing import MAX_NODES, Layouts, Planner
+from engine.contract.adapters import Schedule
 from results.outcomes import CRASH, FAULTS, OK, TIMEOUT, UNASKED
 from results.sizes import format_size
 
@@ -151,11 +152,12 @@ class _Arena:
                 self.memory.close()
 
     def pack(self, calls: Sequence[CallArgs], units: Sequence[Sequence[int]],
-             refused: Sequence[bool | None], exact: bool = False) -> list[tuple]:
+             refused: Sequence[bool | None], exact: bool = False, schedule: Schedule | None = None) -> list[tuple]:
         """The packs of calls as sent (``units``: the indices of each pack's calls), each as
-        ``([data, ...], version, [attributes, ...], form, refused)``: large inputs copied into the
-        arena (their place, dtype and shape sent instead), the rest as they are, until the arena is
-        full; ``refused``: per pack, whether its type was refused alone (worker.answers)."""
+        ``([data, ...], version, [attributes, ...], form, refused, exact, schedule)``: large inputs
+        copied into the arena (their place, dtype and shape sent instead), the rest as they are,
+        until the arena is full; ``refused``: per pack, whether its type was refused alone
+        (worker.answers)."""
         sent, offset = [], 0
         for unit in units:
             datas = []
@@ -169,7 +171,8 @@ class _Arena:
                 else:
                     datas.append(data)
             _, version, _, form = calls[unit[0]]
-            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form, refused[len(sent)], exact))
+            sent.append((datas, version, [dict(calls[index][2]) for index in unit], form, refused[len(sent)], exact,
+                         schedule))
         return sent
 
 
@@ -602,7 +605,7 @@ class Runner:
 
     def call_many(self, calls: Sequence[CallArgs], pack: bool = False,
                   units: Sequence[Sequence[int]] | None = None, faults: int | None = None,
-                  exact: bool = False) -> list[Reply]:
+                  exact: bool = False, schedule: Schedule | None = None) -> list[Reply]:
         """The replies to several calls, made in order. In a worker they travel as one request
         and the replies come back one by one; after a crash or a timeout the calls left are
         made in a fresh worker. With ``pack``, calls in a packed form are asked through packed
@@ -612,22 +615,24 @@ class Runner:
         once that many calls crashed or hung, the calls left are not made (their replies say
         UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge.
         ``exact``: each unit is exactly one packed model of its calls, in order (a recorded pack
-        asked again: worker.answers), never split, and what it fails with is every call's reply."""
+        asked again: worker.answers), never split, and what it fails with is every call's reply.
+        ``schedule``: the signatures the calls were drawn within (engine.contract.adapters.Schedule),
+        which the adapter serves from one compiled model a rank."""
         if units is None:
             units = self.planner.packs(calls) if pack else [[index] for index in range(len(calls))]
         units = deque(list(unit) for unit in units)
         replies: dict[int, Reply] = {}
         if self.isolation == "none":
             for unit in units:
-                self._in_process(calls, unit, replies, exact)
+                self._in_process(calls, unit, replies, exact, schedule)
             return [replies[index] for index in range(len(calls))]
         while units and (faults is None or sum(r.status in FAULTS for r in replies.values()) < faults):
-            self._call_worker(calls, units, replies, exact)
+            self._call_worker(calls, units, replies, exact, schedule)
         return [replies.get(index) or Reply(UNASKED, None, "not asked: its batch had crashed or hung as often as "
                                                            "its test may", 0.0) for index in range(len(calls))]
 
     def _in_process(self, calls: Sequence[CallArgs], unit: list[int], replies: dict[int, Reply],
-                    exact: bool = False) -> None:
+                    exact: bool = False, schedule: Schedule | None = None) -> None:
         # A copy, as the worker gets: an implementation that writes into its input must not
         # change the caller's array in one mode and not in the other.
         # The answer reaches the judge as the same data as from a worker (a copy, objects as
@@ -635,7 +640,7 @@ class Runner:
         _, version, _, form = calls[unit[0]]
         datas = [np.array(calls[index][0], copy=True) for index in unit]
         outcomes = worker.answers(self._fn, datas, version, [calls[index][2] for index in unit], form,
-                                  self.planner.refused(calls, unit), exact)
+                                  self.planner.refused(calls, unit), exact, schedule)
         layouts = Layouts(calls)
         for at, (index, answered) in enumerate(zip(unit, outcomes, strict=True)):
             spent = worker.models_of(self._fn)
@@ -647,9 +652,9 @@ class Runner:
             self.planner.answered(calls, unit, replies)
 
     def _call_worker(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply],
-                     exact: bool) -> None:
+                     exact: bool, schedule: Schedule | None) -> None:
         try:
-            self._exchange(calls, units, replies, exact)
+            self._exchange(calls, units, replies, exact, schedule)
         except BaseException:
             # Ctrl-C (or anything else) mid-call leaves answers in flight: never read them as the
             # next calls' answers. The worker ignores SIGINT, so end it here.
@@ -659,7 +664,7 @@ class Runner:
             raise
 
     def _exchange(self, calls: Sequence[CallArgs], units: deque[list[int]], replies: dict[int, Reply],
-                  exact: bool) -> None:
+                  exact: bool, schedule: Schedule | None) -> None:
         """Replies to the packs in ``units``, taken off it as they are answered: all of them, or up
         to the pack that crashed or hung; that one is then cut down for the next worker (``exact``:
         not cut: the crash or hang is every unanswered call's reply)."""
@@ -680,7 +685,8 @@ class Runner:
                 return
             current, start = self._worker, time.perf_counter()
         refused = [self.planner.refused(calls, unit) for unit in units]
-        request = pickle.dumps(current.arena.pack(calls, units, refused, exact), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps(current.arena.pack(calls, units, refused, exact, schedule),
+                               protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
             current.conn.send_bytes(request)
         layouts = Layouts(calls)

@@ -27,7 +27,7 @@ WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | 
 # whether its pack was split (``Answered``), the ``Models`` fields since the previous reply, and
 # the packed model's Layout (None: none told; SAME: the previous reply's) with the call's node in it.
 Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float,
-                  "Layout | None", int]
+                  int, "Layout | None", int]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 ERROR_CHARS = 2000  # an exception's text is cut here: a message can be as large as an answer
@@ -35,11 +35,13 @@ ERROR_CHARS = 2000  # an exception's text is cut here: a message can be as large
 
 class Models(NamedTuple):
     """What a model-based implementation spent on models: how many it compiled, how many it
-    loaded from the compile cache instead, and the seconds both took (ModelArgMin counts them)."""
+    loaded from the compile cache instead, the seconds both took, and the nodes the compiled
+    ones held (ModelArgMin counts them)."""
 
     compiled: int = 0
     loaded: int = 0
     seconds: float = 0.0
+    nodes: int = 0
 
     def __sub__(self, earlier: tuple) -> Models:
         return Models(*(now - then for now, then in zip(self, earlier, strict=True)))
@@ -58,7 +60,7 @@ NONE = Models()
 # and the answer's bytes. An object answer crosses as a short text per element (at most
 # OBJECT_TEXTS of them), joined by ``_SEPARATOR``: what numpy holds as objects is a wrong answer,
 # shown, never rebuilt.
-_HEADER = struct.Struct("<BBdIHBbHBIIdBH")
+_HEADER = struct.Struct("<BBdIHBbHBIIdIBH")
 _NO_LAYOUT, _SAME_LAYOUT, _LAYOUT = range(3)  # a layout: none told, the previous reply's, its own (it follows)
 OBJECT_TEXTS = 256  # elements of an object answer described; the rest read as "…"
 _OBJECT_CHARS = 80  # each element's description is cut here
@@ -137,10 +139,10 @@ def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models
             dtype, payload = _dtype_text(value.dtype), np.ascontiguousarray(value).tobytes()
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
     text = (error or "").encode("utf-8", errors="replace")
-    compiled, loaded = (min(max(n, 0), 0xFFFFFFFF) for n in models[:2])
+    compiled, loaded, compiled_nodes = (min(max(n, 0), 0xFFFFFFFF) for n in (*models[:2], models.nodes))
     header = _HEADER.pack(REPLY_STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
                           -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds,
-                          told, position if told else 0)
+                          compiled_nodes, told, position if told else 0)
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks),
                      struct.pack(f"<{len(nodes_told)}h", *nodes_told), text, dtype, payload))
 
@@ -169,8 +171,8 @@ def _dtype(text: str) -> np.dtype:
 def decode(reply: bytes) -> Delivered:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
-        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds, told, \
-            position = _HEADER.unpack_from(reply)
+        status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds, \
+            compiled_nodes, told, position = _HEADER.unpack_from(reply)
         if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
                 or nodes < 1 or split > 1 or not math.isfinite(model_seconds) or told > _LAYOUT \
                 or (told and (nodes < 2 or position >= nodes)) or (position and not told):
@@ -190,7 +192,7 @@ def decode(reply: bytes) -> Delivered:
             if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
             return REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), \
-                compiled, loaded, model_seconds, layout, position
+                compiled, loaded, model_seconds, compiled_nodes, layout, position
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -203,7 +205,7 @@ def decode(reply: bytes) -> Delivered:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
         return REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
-            loaded, model_seconds, layout, position
+            loaded, model_seconds, compiled_nodes, layout, position
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise

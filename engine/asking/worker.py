@@ -48,7 +48,8 @@ from engine.asking.protocol import (
     tellable,
     typeless,
 )
-from engine.contract.adapters import COMPILE_CACHE_ENV, SAME, Layout, NotPackable
+from engine.contract.adapters import COMPILE_CACHE_ENV, SAME, Layout, NotPackable, Schedule
+from engine.contract.forms import SYMBOLIC
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, UNSUPPORTED
 from results.sizes import format_size
 
@@ -180,8 +181,8 @@ def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Map
 
 def models_of(fn: Any) -> Models:
     """What a model-based adapter has spent on models so far; nothing for a plain function."""
-    counts = [getattr(fn, name, 0) for name in ("compiles", "loaded", "model_seconds")]
-    if not all(type(n) is int for n in counts[:2]) or type(counts[2]) not in (int, float):
+    counts = [getattr(fn, name, 0) for name in ("compiles", "loaded", "model_seconds", "compiled_nodes")]
+    if not all(type(n) is int for n in (*counts[:2], counts[3])) or type(counts[2]) not in (int, float):
         return NONE
     return Models(*counts)
 
@@ -216,7 +217,8 @@ def _shifted(layout: Layout | None, start: int) -> Layout | None:
 
 
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
-            form: str | None, refused: bool = False, exact: bool = False) -> Iterator[Answered]:
+            form: str | None, refused: bool = False, exact: bool = False,
+            schedule: Schedule | None = None) -> Iterator[Answered]:
     """The replies to a pack of calls, in order. One call is a plain ``call``. Several are asked
     as one packed model (``answer_pack``, each node's time its share of the whole; in the symbolic
     form some may come from signature models, engine.adapters.signatures); where that raises, the
@@ -224,16 +226,20 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     call gets the answer of the smallest pack that works, or its own one-node model's. A pack the
     runtime refuses as unsupported is asked call by call at once (halving would compile every
     model twice), unless its type was ``refused`` alone already (engine.asking.packing.Planner.refused): then
-    every call of it is answered "unsupported", one compile for the pack instead of one per call."""
+    every call of it is answered "unsupported", one compile for the pack instead of one per call.
+    ``schedule``: the signatures the calls were drawn within, which an adapter that compiles per
+    node serves from one model a rank (engine.adapters.signatures), a call asked alone included:
+    a one-node model is then compiled only for what the schedule's models do not answer."""
     if exact:
         yield from _exactly(fn, datas, version, attributes, form)
         return
-    if len(datas) == 1:
+    if len(datas) == 1 and not (schedule and form == SYMBOLIC):
         yield Answered(call(fn, datas[0], version, attributes[0], form))
         return
     start = time.perf_counter()
     try:
-        packed = fn.answer_pack(form, datas, version, attributes)
+        packed = fn.answer_pack(form, datas, version, attributes, schedule) if schedule else \
+            fn.answer_pack(form, datas, version, attributes)
     except NotImplementedError as exc:
         if refused:
             share = (time.perf_counter() - start) / len(datas)
@@ -247,9 +253,12 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
         yield from _one_by_one(fn, datas, version, attributes, form)
         return
     except (Exception, SystemExit):  # anything a single call would classify: bisected down to it
+        if len(datas) == 1:  # a scheduled call its schedule's model did not answer: its own model's answer
+            yield from _one_by_one(fn, datas, version, attributes, form)
+            return
         half = len(datas) // 2
         for begin, part in ((0, slice(None, half)), (half, slice(half, None))):
-            for answered in answers(fn, datas[part], version, attributes[part], form):
+            for answered in answers(fn, datas[part], version, attributes[part], form, schedule=schedule):
                 yield answered._replace(split=True, layout=_shifted(answered.layout, begin))
         return
     share = (time.perf_counter() - start) / len(datas)
@@ -356,7 +365,7 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
           compile_cache: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
     is or why it did not load, then answer batches of packs of calls
-    ``[([data, ...], version, [attributes, ...], form, refused, exact), ...]`` (see ``answers``)
+    ``[([data, ...], version, [attributes, ...], form, refused, exact, schedule), ...]`` (see ``answers``)
     until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
     What it compiles goes to ``compile_cache`` (its runtime's folder of the compile cache), where
     it has one. The parent set up everything else: stdout and stderr (the implementation's log),
@@ -391,10 +400,11 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         # A batch of packs (a pack of one is a plain call): one reply per call, in order, as its pack ends.
         # A packed model's layout is sent with its first reply in the batch, the next ones say SAME.
         refusals, told = Refusals(), None
-        for datas, version, attributes, form, refused, exact in pickle.loads(request):
+        for datas, version, attributes, form, refused, exact, schedule in pickle.loads(request):
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
-            for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused), exact):
+            for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused), exact,
+                                    schedule):
                 reply = answered.reply
                 refusals.saw(group, reply[0], len(datas))
                 now = time.monotonic()

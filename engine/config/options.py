@@ -19,14 +19,17 @@ from engine.asking.loader import UsageError, check, model_based, portable
 from engine.asking.sandbox import MODES
 from engine.asking.worker import DEFAULT_MEMORY_LIMIT
 from engine.config import isa, shards
+from engine.config.schedules import record as schedules_record
 from engine.contract import forms
-from generators import profiles
+from engine.runtimes.entry import COMPILE_KEYS
+from generators import profiles, schedule
 from results import IMPLEMENTATION_LOG, RunInfo
 from results.sizes import format_size
 from results.verdict import CLAIMS
 
 LANGS = ("en", "zh-TW")
 PACKING = ("on", "off")
+SCHEDULES = ("auto", "on", "off")
 DEFAULT_REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "out"  # the checkout's
 DEFAULT_COMPILE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "argmin-conformance"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -77,6 +80,19 @@ OPTIONS = (
     ("--packing", "on|off", "on (default): valid and census cases in every model form are asked "
                             "through packed models, many independent ArgMin nodes compiled as one (a failure is "
                             "narrowed down to its case and asked again alone); off: one model per case", "on"),
+    ("--compile-key", "node|shape|model", "what one compile of the implementation is paid for, which decides whether "
+                                          "each test draws its cases within a schedule: node (TVM, IREE, OpenVINO; "
+                                          "the default for model: and backend: plug-ins), shape (tinygrad) or model "
+                                          "(onnxruntime, onnx.reference, tract: no schedule); a built-in states its "
+                                          "own", None),
+    ("--schedule", "auto|on|off", "auto (default): where the implementation compiles per node or per shape (see "
+                                  "--compile-key), each test of the quick and standard profiles draws its cases "
+                                  "within a schedule of "
+                                  + " / ".join(f"{n} ({p})" for p, n in schedule.SIZES.items() if p != "certify")
+                                  + " signatures (and, per shape, shapes) that covers every rank, axis spelling and "
+                                    "attribute value and rotates with the seed; on: at every profile (certify "
+                                  + f"{schedule.SIZES['certify']}); off: every case draws its signature freely",
+     "auto"),
     ("--compile-cache", "DIR|off", "where runtimes that compile keep the models they compiled, one folder per "
                                    "runtime and release, so that a second process or a later run loads them instead "
                                    f"of compiling again (default {DEFAULT_COMPILE_CACHE}); off: compile everything",
@@ -117,6 +133,15 @@ class Settings:
     sandbox_read: tuple[str, ...] = ()  # --sandbox-read: folders a worker's sandbox shows besides what it needs
     impl_version: str | None = None  # --impl-version: a plug-in's version as its vendor states it
     isa: str | None = None  # --isa (engine.config.isa.parse): the cap's value, "native", or None where not given
+    compile_key: str = "model"  # --compile-key (engine.runtimes.entry.COMPILE_KEYS): what a compile is paid for
+    schedule: str = "auto"  # --schedule (SCHEDULES): whether tests draw within a schedule (``schedule_size``)
+
+    @property
+    def schedule_size(self) -> int | None:
+        """Entries of each test's schedule (generators.schedule), or None: every case draws freely."""
+        on = self.schedule == "on" or (self.schedule == "auto" and self.compile_key != "model"
+                                       and self.profile != "certify")
+        return schedule.SIZES[self.profile] if on and self.forms else None
 
 
 def _split(text: str) -> list[str]:
@@ -192,7 +217,20 @@ def validate(values: dict[str, str | None]) -> Settings:
                     sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")),
                     _process_limit(values.get("process_limit")), _names(values.get("pass_env")),
                     _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")),
-                    isa.parse(impl, values.get("isa")))
+                    isa.parse(impl, values.get("isa")), _compile_key(impl, values.get("compile_key")),
+                    _one_of(values, "schedule", "schedule", SCHEDULES))
+
+
+def _compile_key(impl: str, text: str | None) -> str:
+    """--compile-key, or what a built-in states (node for model: plug-ins, model for a function)."""
+    if text:
+        if text not in COMPILE_KEYS:
+            raise UsageError(f"--compile-key {text!r} is not a compile key; choose one of {', '.join(COMPILE_KEYS)}")
+        return text
+    found = runtimes.find(impl)
+    if found is not None:
+        return found[0].compile_key
+    return "node" if model_based(impl) else "model"
 
 
 def _impl_version(impl: str, text: str | None) -> str | None:
@@ -316,7 +354,10 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    impl_portable=portable(settings.impl), claim=settings.claim,
                    packing=PACKING[not settings.packing],
                    profile_label=dict(profiles.LABELS[settings.profile]),
-                   profile_description=profiles.describe(settings.profile), workers=workers,
+                   profile_description=profiles.describe(settings.profile, settings.schedule_size,
+                                                         settings.compile_key),
+                   workers=workers,
+                   schedule=schedules_record(settings),
                    compile_cache=_compile_cache_state(settings),
                    shard=None if settings.shard is None else shards.record(settings, settings.shard),
                    planned=planned)

@@ -21,3 +21,8 @@ class NotPackable(Exception):
 # the run can rebuild the model that gave a packed-only failure (engine.judging.session).
 Layout = tuple[int, ...]
 SAME: Layout = ()  # on the wire: the previous reply's layout (a request sends each model's once)
+
+# The signatures a test draws its cases within (generators.schedule), as the worker is told them
+# with each pack: (rank, the node's attributes as sorted pairs). In the symbolic form an adapter
+# that compiles per node serves them from one model a rank (engine.adapters.signatures).
+Schedule = tuple[tuple[int, tuple[tuple[str, int], ...]], ...]

@@ -16,6 +16,7 @@ import spec
 from engine.asking.packing import PACKED_FORMS
 from engine.config.options import Settings
 from engine.config.plan import SUITES, Task, plan
+from engine.config.schedules import task_schedule
 from engine.contract.forms import QUOTA_FORMS
 from engine.judging.session import PACKED_SUITES, SEARCHES_PER_TEST, Nonconformance, Session
 from generators import (
@@ -30,6 +31,7 @@ from generators import (
     undefined_cases,
 )
 from generators.onnx_cases import onnx_node_cases
+from generators.schedule import Entry
 from generators.strategies import (
     LARGEST_INVALID,
     census_split,
@@ -57,6 +59,7 @@ class TestCases:
     batch: int
     strategy: hypothesis.strategies.SearchStrategy | None = None
     generated: float = 0.0
+    schedule: tuple[Entry, ...] = ()  # the signatures (and shapes) the cases are drawn within; (): free
 
 
 def _searches(session: Session, search: Callable[[], None]) -> None:
@@ -95,12 +98,14 @@ def test_label(settings: Settings, task: Task) -> str:
 def test_cases(task: Task, settings: Settings) -> TestCases:
     """The cases of one test of ``task`` at the run's profile: the profile's volume where volume
     finds bugs (valid cases in the symbolic form, the census's NaN inputs), a stratified quota
-    elsewhere (see generators.quotas)."""
+    elsewhere (see generators.quotas), within the test's schedule where it has one."""
     vspec, profile = spec.load(task.version), settings.profile
     label, volume = test_label(settings, task), profiles.load(profile).max_examples * BATCH
+    entries = task_schedule(task, settings)
     if task.suite == "rejection":
         decoder = rejection_decoder(vspec, task.clause, BATCH, settings.type_names)
-        return TestCases((), quotas.stratified(decoder, label, quotas.REJECTION_QUOTA[profile], quotas.REJECTION_KEYS,
+        quota = quotas.rejection_quota(profile, settings.schedule_size is not None)
+        return TestCases((), quotas.stratified(decoder, label, quota, quotas.REJECTION_KEYS,
                                                quotas.rejection_required(vspec, task.clause), LARGEST_INVALID), BATCH)
     if task.suite == "property":
         floor = semantic_floor(vspec, task.type_name)
@@ -109,20 +114,22 @@ def test_cases(task: Task, settings: Settings) -> TestCases:
                                       quotas.FORM_QUOTA[profile], quotas.FORM_KEYS, quotas.form_required(vspec))
             return TestCases(floor, quota, batch_size(task, len(quota)))
         batch = batch_size(task, volume)
-        return TestCases(floor, (), batch, semantic_cases(vspec, task.type_name, batch=batch), volume)
+        return TestCases(floor, (), batch, semantic_cases(vspec, task.type_name, batch=batch, schedule=entries),
+                         volume, entries)
     drawn, quota_topics = census_split(vspec, task.type_name)
     floor, quota = census_floor(vspec, task.type_name), ()
+    entries = tuple(e for e in entries if e.shape is None or 0 not in e.shape)  # an empty input is a topic of its own
     if quota_topics:
-        quota = quotas.stratified(undefined_decoder(vspec, task.type_name, BATCH, quota_topics), label,
+        quota = quotas.stratified(undefined_decoder(vspec, task.type_name, BATCH, quota_topics, entries), label,
                                   quotas.census_quota(profile, quota_topics), quotas.CENSUS_KEYS,
                                   quotas.census_required(vspec, quota_topics), LARGEST_INVALID)
     if not drawn:
-        return TestCases(floor, quota, batch_size(task, len(quota)))
+        return TestCases(floor, quota, batch_size(task, len(quota)), schedule=entries)
     # NaN keeps the share of the volume it has among the census's topics.
     generated = volume * len(drawn) / (len(drawn) + len(quota_topics))
     batch = batch_size(task, generated)
-    return TestCases(floor, quota, batch, undefined_cases(vspec, task.type_name, batch=batch, topics=drawn),
-                     generated)
+    return TestCases(floor, quota, batch, undefined_cases(vspec, task.type_name, batch=batch, topics=drawn,
+                                                          schedule=entries), generated, entries)
 
 
 def run_test(session: Session, test_id: str, task: Task, cases: TestCases) -> None:
@@ -158,7 +165,7 @@ def run_test(session: Session, test_id: str, task: Task, cases: TestCases) -> No
     if settings.seed is not None:
         derived = int.from_bytes(hashlib.sha256(test_label(settings, task).encode()).digest()[:8], "big")
         test = hypothesis.seed(derived)(test)
-    session.begin(test_id, task.form, task.suite)
+    session.begin(test_id, task.form, task.suite, cases.schedule)
     try:
         _searches(session, test)
     except BaseException:

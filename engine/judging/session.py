@@ -29,9 +29,11 @@ from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.asking.packing import TWIN_FORMS, lighter, smallest, within
 from engine.config.options import Settings, implementation
+from engine.contract.adapters import Schedule
 from engine.judging.judge import Failure, Judgement, answer, judge, prepare
-from engine.judging.minimize import minimize
+from engine.judging.minimize import minimize, simpler
 from generators import Case
+from generators.schedule import Entry
 from generators.twin import twin
 from results import CaseResult, CensusRecord, Pack, PackNode
 from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
@@ -111,10 +113,12 @@ class Session:
         self.form: str | None = None  # the model form of the current test (engine.contract.forms)
         # Models the implementation compiled and loaded from the compile cache, the seconds both
         # took, and calls made, so far; and those counts at the last _usage.
-        self.compiles = self.loaded = self.calls = 0
+        self.compiles = self.loaded = self.calls = self.compiled_nodes = 0
         self.model_seconds = 0.0
-        self._usage_taken = (0, 0, 0, 0.0)
+        self._usage_taken = (0, 0, 0, 0.0, 0)
         self.suite: str | None = None  # the suite of the current test
+        self.schedule: Schedule | None = None  # the signatures of the current test's schedule (``begin``)
+        self._minimal: dict[tuple, Case] = {}  # each failure's minimized case, by version and failure key
         # Judging work done while a worker process answers (check_all); in-process, nothing waits.
         self._ahead = ThreadPoolExecutor(1, "argmin-judge-ahead") if self.runner.isolation == "process" else None
 
@@ -130,11 +134,14 @@ class Session:
     def call_many(self, calls: list[CallArgs], runner: Runner | None = None, pack: bool = False,
                   units: list[list[int]] | None = None, faults: int | None = None) -> list[Reply]:
         """``pack``: the calls may go through packed models (where --packing is on), cut into
-        ``units`` where given; ``faults``: crashes and hangs after which the rest is not asked
-        (``Runner.call_many``)."""
+        ``units`` where given, and through the models of the test's schedule; ``faults``: crashes
+        and hangs after which the rest is not asked (``Runner.call_many``). A call not packed is
+        asked alone, a one-node model of its own."""
         runner = runner or self.runner
         runner.timeout = self._timeout()
-        return self._counted(runner.call_many(calls, pack=pack and self.settings.packing, units=units, faults=faults))
+        packing = pack and self.settings.packing
+        return self._counted(runner.call_many(calls, pack=packing, units=units, faults=faults,
+                                              schedule=self.schedule if packing else None))
 
     def ask_pack(self, nodes: Sequence[Node], version: int) -> list[Reply]:
         """Exactly the packed model of ``nodes``, in their order (a recorded pack, rebuilt): the
@@ -150,6 +157,7 @@ class Session:
         self.calls += len(asked)
         for reply in asked:
             self.compiles += reply.compiles
+            self.compiled_nodes += reply.compiled_nodes
             self.loaded += reply.loaded
             self.model_seconds += reply.model_seconds
             if reply.status == TIMEOUT:
@@ -159,8 +167,12 @@ class Session:
         return replies
 
     # -- one test ----------------------------------------------------------------------------
-    def begin(self, test_id: str, form: str | None = None, suite: str | None = None) -> None:
+    def begin(self, test_id: str, form: str | None = None, suite: str | None = None,
+              schedule: Sequence[Entry] = ()) -> None:
+        """A new test; ``schedule``: the entries its cases are drawn within (generators.schedule),
+        whose signatures a runtime that compiles per node serves from one model a rank."""
         self.state, self.test_id, self.form, self.suite = _TestState(), test_id, form, suite
+        self.schedule = tuple(dict.fromkeys(entry.signature for entry in schedule)) or None
 
     def check_all(self, cases: Sequence[Case], suite: str) -> None:
         """Judge a batch of cases in order (see ``check``), asking the implementation about all
@@ -404,12 +416,12 @@ class Session:
     def _usage(self) -> list[Usage]:
         """The models compiled (and loaded) and calls made since the last time, by the current
         test's suite and form (model-based implementations only)."""
-        now = (self.compiles, self.calls, self.loaded, self.model_seconds)
-        compiles, calls, loaded, seconds = (a - b for a, b in zip(now, self._usage_taken, strict=True))
+        now = (self.compiles, self.calls, self.loaded, self.model_seconds, self.compiled_nodes)
+        compiles, calls, loaded, seconds, nodes = (a - b for a, b in zip(now, self._usage_taken, strict=True))
         self._usage_taken = now
         if self.settings.forms is None or not calls:
             return []
-        return [Usage(compiles, calls, loaded, round(seconds, 6), self.suite, self.form)]
+        return [Usage(compiles, calls, loaded, round(seconds, 6), self.suite, self.form, nodes)]
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
         self.results.append(result)
@@ -517,7 +529,14 @@ class Session:
                 return True
             return False
 
-        simplest = minimize(judgement.case, fails)
+        # The same failure minimized before in this process (in an earlier model form, say), asked
+        # first: where it fails here too, the minimizer starts from it. In a form that compiles a
+        # model per input, every candidate the minimizer asks is a compile.
+        start, known = judgement.case, self._minimal.get((judgement.case.version, *key))
+        if known is not None and simpler(known, start) and fails(known):
+            start = known
+        simplest = minimize(start, fails)
+        self._minimal[(judgement.case.version, *key)] = simplest
         return self.state.settled[simplest.key()] if simplest is not judgement.case else judgement
 
     def _remember(self, key: Key, judgement: Judgement) -> None:

@@ -4,7 +4,7 @@ from .entry import Runtime
 
 BACKEND = Runtime(
     word="backend", label="the ONNX backend", module="", distributions=(),
-    adapter="engine.adapters.run_backend:BackendArgMin",
+    compile_key="node", adapter="engine.adapters.run_backend:BackendArgMin",
     option="module", example="backend:onnxruntime.backend",
     imports=("import importlib", "", "backend = importlib.import_module(OPTION)"),
     lines=("result = backend.prepare(model, device='CPU').run(INPUTS)[OUTPUT]",))

@@ -34,6 +34,9 @@ THREADS = ("OMP_*", "MKL_*", "OPENBLAS_*", "KMP_*")
 
 
 NATIVE = "native"  # the --isa value for no cap: every variable of the runtime's cap cleared
+# What a runtime's compile is paid for: a whole model (cheap, or compiled once whatever it holds),
+# each node of a model (TVM, IREE, OpenVINO) or each input shape a node meets (tinygrad).
+COMPILE_KEYS = ("model", "node", "shape")
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ class Runtime:
     environment: tuple[str, ...] = ()
     # How its instruction set can be capped (``--isa``); None: its runtime offers no such cap.
     isa_cap: IsaCap | None = None
+    # What one compile of its runtime is paid for (COMPILE_KEYS): a model as a whole, each node of
+    # it, or each input shape a node meets. A runtime that pays per node or per shape gets its
+    # cases drawn within a schedule of a few signatures or shapes (generators.schedule).
+    compile_key: str = "model"
 
     @property
     def option_required(self) -> bool:

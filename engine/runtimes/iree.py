@@ -7,7 +7,7 @@ from .entry import THREADS, Runtime
 IREE = Runtime(
     word="iree", label="IREE", module="iree.runtime", distributions=("iree-base-runtime", "iree-base-compiler"),
     compile_cache=True, oldest="3.13.0", environment=(*THREADS, "IREE_*"),
-    adapter="engine.adapters.run_iree:IreeArgMin",
+    compile_key="node", adapter="engine.adapters.run_iree:IreeArgMin",
     imports=("import iree.compiler", "import iree.runtime", "import onnx.shape_inference",
              "from iree.compiler import ir", "from iree.compiler.extras import onnx_importer"),
     lines=("info = onnx_importer.ModelInfo(onnx.shape_inference.infer_shapes(model))",

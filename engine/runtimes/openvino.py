@@ -15,7 +15,7 @@ OPENVINO = Runtime(
                            "AVX512_CORE_FP16", "AVX512_CORE_AMX", "ALL")),
     # openvino.Core (the adapter's entry point) is there from 2023.1 on; 2023.0 has only openvino.runtime.
     oldest="2023.1.0", older_needs=(("2024.4", "numpy<2"),),
-    adapter="engine.adapters.run_openvino:OpenVinoArgMin",
+    compile_key="node", adapter="engine.adapters.run_openvino:OpenVinoArgMin",
     option="device", default="CPU", example="openvino:CPU",
     imports=("import openvino as ov",),
     lines=("core = ov.Core()",

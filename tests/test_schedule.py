@@ -1,0 +1,186 @@
+"""Schedules: the few signatures (and shapes) a test draws its cases within, for a runtime that
+compiles per node or per shape. They cover every rank, axis spelling and attribute value and
+their pairs, hold the special-value floor's own, rotate with the seed, and cost one compiled node
+per signature where the free draw costs about one per case (counted on the fake compiler)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import sys
+from collections import Counter
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+
+import spec
+from engine.asking.loader import UsageError
+from engine.config.options import validate
+from engine.config.plan import SUITES, Task, plan
+from engine.config.schedules import record, task_schedule
+from engine.judging.run import run_task
+from engine.judging.run import test_cases as cases_of
+from engine.judging.session import Nonconformance, Session
+from generators import profiles, schedule, semantic_cases
+from generators.floor import semantic_floor
+from generators.schedule import SIZES, Entry, pinned
+from generators.shapes import MAX_RANK
+from generators.strategies import undefined_cases
+
+FAKE = "model:tests/impls/model_packing.py:correct"
+
+
+def _features(vspec: spec.VersionSpec, entry: Entry) -> dict[str, object]:
+    set_ = dict(entry.attributes)
+    return {"axis": entry.axis_form, **{name: set_.get(name, "omitted") for name in ("keepdims", "select_last_index")
+                                        if name in vspec.attributes}}
+
+
+@pytest.mark.parametrize("version", spec.versions())
+@pytest.mark.parametrize("size", sorted(set(SIZES.values())))
+def test_a_schedule_covers_every_rank_spelling_value_and_pair(version: int, size: int) -> None:
+    vspec = spec.load(version)
+    entries = schedule.signatures(vspec, f"7:{version}:float", size)
+    assert len(entries) == size and len(set(entries)) == size
+    assert {e.rank for e in entries} == set(range(1, MAX_RANK + 1))
+    assert set(pinned(vspec)) <= set(entries), "the floor's signatures are scheduled"
+    for entry in entries:  # every entry is a valid signature of its rank
+        assert dict(entry.attributes) in vspec.signatures(entry.rank)
+    spellings = {"omitted", "positive"} | ({"negative"} if vspec.attributes["axis"].range.bounds(2)[0] < 0 else set())
+    seen = [_features(vspec, e) for e in entries]
+    assert {f["axis"] for f in seen} == spellings
+    for name in ("keepdims", "select_last_index"):
+        if name in vspec.attributes:
+            assert {f[name] for f in seen} == {"omitted", 0, 1}, name
+    if size >= 24:  # every pair of values of two features that any signature has
+        possible = {pair for rank in range(1, MAX_RANK + 1) for attributes in vspec.signatures(rank)
+                    for pair in itertools.combinations(sorted(_features(vspec, schedule._entry(vspec, rank, attributes))
+                                                              .items()), 2)}
+        covered = {pair for f in seen for pair in itertools.combinations(sorted(f.items()), 2)}
+        assert possible <= covered, possible - covered
+
+
+def test_a_schedule_is_the_seeds_and_another_seed_covers_others() -> None:
+    vspec = spec.load(13)
+    first = schedule.signatures(vspec, "1:13:float", 24)
+    assert schedule.signatures(vspec, "1:13:float", 24) == first
+    seeds = [set(schedule.signatures(vspec, f"{seed}:13:float", 24)) for seed in range(100)]
+    assert len({frozenset(s) for s in seeds}) == 100
+    reached = set().union(*seeds)
+    for rank in (1, 2, 3):  # a hundred nightly runs reach every signature of the low ranks, most of the rest
+        assert len({e for e in reached if e.rank == rank}) == len(vspec.signatures(rank))
+    assert len(reached) > 0.75 * sum(len(vspec.signatures(rank)) for rank in range(1, MAX_RANK + 1))
+
+
+def test_a_shape_schedule_fixes_one_shape_per_signature_covering_the_shape_tags() -> None:
+    vspec = spec.load(13)
+    entries = schedule.shapes(vspec, "7:13:float", 24, True)
+    assert [e.signature for e in entries] and all(e.shape is not None and len(e.shape) == e.rank for e in entries)
+    assert sorted(e.signature for e in entries) == sorted(e.signature for e in schedule.signatures(vspec, "7:13:float",
+                                                                                                    24))
+    families = {e.shape_family for e in entries}
+    assert {"plain", "tiles"} <= families and len(families) >= 3
+    lengths = {e.shape[e.axis] for e in entries}
+    assert 1 in lengths and max(lengths) > 65536, "a reduced length of 1 and a very long one"
+
+
+@hypothesis.settings(max_examples=30, deadline=None, database=None)
+@hypothesis.given(data=st.data())
+def test_every_case_is_drawn_within_its_schedule(data: st.DataObject) -> None:
+    vspec = spec.load(13)
+    signatures = schedule.signatures(vspec, "3:13:int32", 12)
+    case = data.draw(semantic_cases(vspec, "int32", schedule=signatures), label="case")
+    assert (case.data.ndim, tuple(sorted(case.attributes.items()))) in {e.signature for e in signatures}
+    shaped = schedule.shapes(vspec, "3:13:int32", 12, True)
+    case = data.draw(semantic_cases(vspec, "int32", schedule=shaped), label="shaped")
+    assert (case.data.shape, tuple(sorted(case.attributes.items()))) in {(e.shape, e.attributes) for e in shaped}
+    census = data.draw(undefined_cases(vspec, "float", topics=("C14",), schedule=signatures), label="nan")
+    assert (census.data.ndim, tuple(sorted(census.attributes.items()))) in {e.signature for e in signatures}
+
+
+def test_the_floor_is_within_every_schedule() -> None:
+    for version in spec.versions():
+        vspec = spec.load(version)
+        scheduled = {e.signature for e in schedule.signatures(vspec, "9:x", 12)}
+        for case in semantic_floor(vspec, "float"):
+            assert (case.data.ndim, tuple(sorted(case.attributes.items()))) in scheduled
+
+
+@pytest.mark.parametrize(("impl", "profile", "key", "size"), [
+    ("tvm", "standard", "node", 24), ("iree", "quick", "node", 12), ("openvino", "standard", "node", 24),
+    ("tinygrad", "standard", "shape", 24), ("onnxruntime", "standard", "model", None),
+    ("onnx-reference", "standard", "model", None), ("tract", "standard", "model", None),
+    (FAKE, "standard", "node", 24), ("backend:onnxruntime.backend", "quick", "node", 12),
+    ("tvm", "certify", "node", None), ("zoo.correct:numpy_argmin", "standard", "model", None),
+])
+def test_each_runtime_states_its_compile_key_and_gets_its_schedule(impl: str, profile: str, key: str,
+                                                                   size: int | None) -> None:
+    settings = validate({"impl": impl, "profile": profile, "seed": "1"})
+    assert (settings.compile_key, settings.schedule_size) == (key, size)
+
+
+def test_the_schedule_options() -> None:
+    assert validate({"impl": FAKE, "schedule": "off"}).schedule_size is None
+    assert validate({"impl": FAKE, "profile": "certify", "schedule": "on"}).schedule_size == SIZES["certify"]
+    assert validate({"impl": "onnxruntime", "schedule": "on"}).schedule_size == SIZES["standard"]
+    assert validate({"impl": FAKE, "compile_key": "model"}).schedule_size is None
+    assert validate({"impl": FAKE, "compile_key": "shape"}).compile_key == "shape"
+    with pytest.raises(UsageError, match="is not a compile key; choose one of model, node, shape"):
+        validate({"impl": FAKE, "compile_key": "kernel"})
+    with pytest.raises(UsageError, match="unknown schedule 'sometimes'"):
+        validate({"impl": FAKE, "schedule": "sometimes"})
+
+
+def test_only_the_symbolic_property_and_census_tests_are_scheduled() -> None:
+    settings = validate({"impl": FAKE, "profile": "quick", "seed": "4"})
+    assert task_schedule(Task("property", 13, "float", form="symbolic"), settings)
+    assert task_schedule(Task("property", 13, "float", form="symbolic"), settings) == \
+        task_schedule(Task("census", 13, "float", form="symbolic"), settings), "one schedule per version and type"
+    for task in (Task("property", 13, "float", form="static"), Task("rejection", 13, clause="C10", form="symbolic"),
+                 Task("fixed", 13, form="symbolic")):
+        assert not task_schedule(task, settings)
+    cases = cases_of(Task("property", 13, "float", form="symbolic"), settings)
+    assert cases.schedule == task_schedule(Task("property", 13, "float", form="symbolic"), settings)
+    assert record(settings) == {"compile_key": "node", "size": 12, "signatures": record(settings)["signatures"],
+                                "shapes": 0} and record(settings)["signatures"] > 100
+
+
+def _nodes(profile: str, versions: str, scheduled: str) -> tuple[Counter, Counter, Counter]:
+    """Models and nodes the fake compiler compiled per (suite, form), in-process, and cases judged per suite."""
+    settings = validate({"impl": FAKE, "profile": profile, "seed": "7", "versions": versions, "isolation": "none",
+                         "compile_cache": "off", "schedule": scheduled})
+    profiles.register()
+    session, models, nodes, cases = Session(settings), Counter(), Counter(), Counter()
+    try:
+        for suite in SUITES:
+            for task in plan(settings, suite):
+                with contextlib.suppress(Nonconformance):
+                    run_task(session, task, f"{suite}[{task.id}]")
+                results, _, usage, _ = session.take_new()
+                cases.update(result.suite for result in results)
+                for used in usage:
+                    models[used.suite, used.form] += used.compiles
+                    nodes[used.suite, used.form] += used.nodes
+    finally:
+        session.close()
+    return models, nodes, cases
+
+
+def test_the_schedule_compiles_a_fraction_of_the_nodes_and_asks_as_many_cases() -> None:
+    """The fake compiler, quick, ArgMin-13: the symbolic property tests compile one node per
+    signature instead of about one per case, and ask as many valid and census cases (rejection
+    asks fewer invalid models, REJECTION_BUDGET)."""
+    _, free, free_cases = _nodes("quick", "13", "off")
+    _, scheduled, cases = _nodes("quick", "13", "auto")
+    symbolic = ("property", "symbolic")
+    assert free[symbolic] >= 3.5 * scheduled[symbolic], (free, scheduled)
+    assert sum(free.values()) >= 1.5 * sum(scheduled.values())
+    for suite in ("property", "census"):
+        assert abs(cases[suite] - free_cases[suite]) <= 0.02 * free_cases[suite], (suite, cases, free_cases)
+
+
+if __name__ == "__main__":  # the counts at any profile: python tests/task_schedule.py standard 1,11,12,13
+    for mode in ("off", "auto"):
+        _, counted, judged = _nodes(sys.argv[1], sys.argv[2], mode)
+        print(mode, dict(judged), "cases", sum(counted.values()), "nodes", dict(counted))
