@@ -1,7 +1,7 @@
 """The verdict rule, stated once, with the words it uses. Everything that asks "did this version
 pass", "for which types", "how strict" or "why" asks here.
 
-Per version, three levels, after what the ONNX text asks of an implementation (docs/specification.md):
+Per version, three levels, after what the ONNX text asks of an implementation (docs/explanation/specification.md):
 
 - **The headline**, CONFORMANT or NON-CONFORMANT. It is NON-CONFORMANT only for a valid input
   (a semantic clause) of a type the implementation implements that was answered wrongly, refused

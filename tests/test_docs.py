@@ -20,7 +20,7 @@ from engine.config.options import OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = sorted(p.name for p in DOCS.glob("*.md"))
+PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
 FIGURE = re.compile(r"\d[\d,.]*(?:\s(?:to|and)\s\d[\d,.]*)?\s?(?:s\b|min\b|minutes\b|×|µs\b|ms\b)")
 
 
@@ -46,14 +46,14 @@ def test_the_index_and_the_site_list_every_page() -> None:
 
 @pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
 def test_every_figure_quoted_is_in_the_current_table(page: str) -> None:
-    current = _section(_text("docs/performance.md"), "Current figures")
+    current = _section(_text("docs/explanation/performance.md"), "Current figures")
     quoted = FIGURE.findall(_text(page))
     assert all(figure in current for figure in quoted), \
         [f for f in quoted if f not in current]
 
 
 def test_performance_opens_with_the_current_figures_and_their_targets() -> None:
-    text = _text("docs/performance.md")
+    text = _text("docs/explanation/performance.md")
     assert text.index("## Current figures") < text.index("## History")
     rows = [line for line in _section(text, "Current figures").splitlines() if line.startswith("| ")][2:]
     assert len(rows) >= 8
@@ -93,7 +93,7 @@ def test_every_command_the_docs_show_names_a_session_and_options_that_exist() ->
 
 def test_the_docs_show_report_tools_as_nox_sessions() -> None:
     """``python -m reports`` needs the suite's dependencies, which the Python at hand may lack."""
-    for page in ["README.md", *(f"docs/{p}" for p in PAGES if p != "performance.md")]:
+    for page in ["README.md", *(f"docs/{p}" for p in PAGES if p != "explanation/performance.md")]:
         assert "python -m reports" not in _text(page), page
     for tool in ("verify", "merge", "baseline", "render", "compare", "matrix", "rebuild", "history", "export"):
         assert tool in noxfile.nox.registry.get(), tool
@@ -106,7 +106,7 @@ def test_readmes_model_example_says_what_it_installs() -> None:
 
 
 @pytest.mark.parametrize(("term", "pages"), [("census", ["README.md"]), ("clause", ["README.md"]),
-                                            ("signature model", ["docs/plugins.md"])])
+                                            ("signature model", ["docs/how-to/plugins.md"])])
 def test_a_term_is_linked_to_the_glossary_at_its_first_use(term: str, pages: list[str]) -> None:
     for page in pages:
         text = _text(page)
@@ -115,7 +115,7 @@ def test_a_term_is_linked_to_the_glossary_at_its_first_use(term: str, pages: lis
 
 
 def test_every_glossary_anchor_linked_is_a_term() -> None:
-    glossary = _text("docs/glossary.md")
+    glossary = _text("docs/reference/glossary.md")
     anchors = {re.sub(r"[^a-z0-9 -]", "", h.lower()).strip().replace(" ", "-")
                for h in re.findall(r"^## (.+)$", glossary, re.M)}
     for page in ["README.md", *(f"docs/{p}" for p in PAGES)]:
@@ -125,7 +125,7 @@ def test_every_glossary_anchor_linked_is_a_term() -> None:
 
 def _template(folder: Path) -> Path:
     """The first hour's template plug-in, written as a user would save it."""
-    text = _text("docs/plugins.md")
+    text = _text("docs/how-to/plugins.md")
     block = text[text.index("<!-- template -->"):]
     start = block.index("```python\n") + 10
     code = block[start:block.index("\n```", start)]

@@ -1,6 +1,6 @@
 """The generators' own tests: every case is what its intent says, every family occurs at a
 useful rate over a fixed seed, the same seed gives the same cases, shrinking gives small
-counterexamples, and each bug class of docs/bug-classes.md is caught within the quick budget."""
+counterexamples, and each bug class of docs/reference/bug-classes.md is caught within the quick budget."""
 
 from __future__ import annotations
 

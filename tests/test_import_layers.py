@@ -1,4 +1,4 @@
-"""The layers of docs/architecture.md held against the code: every module of the suite is parsed
+"""The layers of docs/explanation/architecture.md held against the code: every module of the suite is parsed
 with ``ast`` (none is imported), and an import the documented table forbids, or a circle of
 imports between modules, fails. The checker is tried on small made-up graphs first, so that a
 clean result means the code is clean, not that the checker sees nothing."""
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ARCHITECTURE = ROOT / "docs" / "architecture.md"
+ARCHITECTURE = ROOT / "docs" / "explanation" / "architecture.md"
 # Folders outside the layers: they may import any layer, and no layer may import them.
 OUTSIDE = ("tests", "benchmarks", "tools")
 

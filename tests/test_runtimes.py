@@ -138,7 +138,7 @@ def _failing(impl: str, dtypes: str) -> dict[str, set[str]]:
 @pytest.mark.e2e
 def test_the_suite_finds_openvinos_known_bugs() -> None:
     """OpenVINO CPU compares doubles at float32 precision and narrows uint32, and accepts bool at
-    ArgMin-13 (docs/findings.md); float and int32 it gets right."""
+    ArgMin-13 (docs/explanation/findings.md); float and int32 it gets right."""
     failing = _failing("openvino", "double,float,int32,uint32")
     assert {"double", "uint32"} <= failing.get("C5", set()) and not {"float", "int32"} & failing.get("C5", set())
     assert "bool" in failing.get("C12", set())

@@ -1,4 +1,4 @@
-"""The spec files say what docs/specification.md says, agree with the installed onnx package's own
+"""The spec files say what docs/explanation/specification.md says, agree with the installed onnx package's own
 schemas, and a broken spec file fails with one line naming the file, the place and the problem.
 
 That page's table is transcribed here on purpose: it is the independent statement the YAML is
@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 VERSIONS = (1, 11, 12, 13)
 BASE_TYPES = {"double", "float", "float16", "int8", "int16", "int32", "int64",
               "uint8", "uint16", "uint32", "uint64"}
-#: Clause title -> kind, per version, as docs/specification.md states it (None: the version has no such clause).
+#: Clause title -> kind, per version, as docs/explanation/specification.md states it (None: the version has no
+#: such clause).
 KINDS = {
     "ties": {1: "undefined", 11: "undefined", 12: "semantic", 13: "semantic"},
     "empty-input": {1: None, 11: "undefined", 12: None, 13: None},
@@ -142,7 +143,7 @@ def test_clause_ids_are_stable_and_bilingual(version: int) -> None:
 # --- clause provenance ---------------------------------------------------------------------------
 
 #: Clause title -> versions where it is inferred rather than stated by the ONNX text, as
-#: docs/specification.md says (rank-0 rejection from the empty range [-r, r-1]; axis >= r at ArgMin-1)
+#: docs/explanation/specification.md says (rank-0 rejection from the empty range [-r, r-1]; axis >= r at ArgMin-1)
 #: plus what the text is silent on (NaN, empty axes and zero-size inputs, values outside the
 #: described ones, v1/v11 ties, v1's negative axes and rank 0).
 INFERRED = {

@@ -81,7 +81,7 @@ def judge(fn: Callable, version: int, witness: Witness) -> tuple[str, ...] | Non
 
 # ---- the registry -----------------------------------------------------------------------------
 
-REQUIRED_CLASSES = {  # docs/bug-classes.md, each needing at least one broken entry
+REQUIRED_CLASSES = {  # docs/reference/bug-classes.md, each needing at least one broken entry
     "tie-breaking", "tie-breaking-tiled", "sentinel", "dtype-kernel-missing", "axis-length-1", "zero-size",
     "negative-axis", "keepdims", "defaults", "index-dtype", "index-range", "detour-float64", "detour-float16",
     "flush-to-zero", "high-rank", "state", "many-slices", "vector-tail",

@@ -8,7 +8,7 @@ OPENVINO = Runtime(
     # oneDNN caps its instruction set by ONEDNN_MAX_CPU_ISA (DNNL_ before 2.0); TBB, OpenVINO's threads.
     environment=(*THREADS, "OV_*", "OPENVINO_*", "ONEDNN_*", "DNNL_*", "TBB_*"),
     # Its CPU plug-in's kernels, its own JIT ones included, use what oneDNN allows: measured, 2023.1.0
-    # answers ArgMin differently under ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 machine (docs/findings.md).
+    # answers ArgMin differently under ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 machine (docs/explanation/findings.md).
     # oneDNN ignores a value it does not know, hence the list.
     isa_cap=IsaCap(variables=("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"), library="oneDNN",
                    values=("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
