@@ -64,7 +64,7 @@ def load_runtime(backend: str | None, device: str, plugin: str | None) -> Callab
         found = importlib.util.spec_from_file_location(Path(where).stem, where)
         if found is None or found.loader is None:
             raise ValueError(f"--argmin-model-plugin {plugin!r}: {where} cannot be loaded")
-        module = importlib.util.module_from_spec(found)
+        module = sys.modules[found.name] = importlib.util.module_from_spec(found)
         found.loader.exec_module(module)
     else:
         module = importlib.import_module(where)
@@ -169,12 +169,16 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = [name for name in sets if name not in SETS]
     if unknown:
         raise pytest.UsageError(f"--argmin-sets: {unknown[0]!r} is no set; choose from {', '.join(SETS)}")
+    timeout = config.getoption("argmin_timeout")
+    if not timeout.replace(".", "", 1).isdigit() or not float(timeout) > 0:
+        raise pytest.UsageError(f"--argmin-timeout {timeout!r}: give a positive number of seconds")
     try:
-        float(config.getoption("argmin_timeout"))
         config.stash[_RUNTIME] = load_runtime(config.getoption("argmin_backend"), config.getoption("argmin_device"),
                                               config.getoption("argmin_model_plugin"))
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    except (ImportError, AttributeError, OSError) as exc:
+        raise pytest.UsageError(f"the runtime cannot be loaded: {type(exc).__name__}: {exc}") from None
 
 
 def _index() -> dict[str, Any]:
