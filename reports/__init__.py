@@ -20,8 +20,10 @@ __all__ = ["SCHEMA", "aggregate", "write_documents", "write_reports"]
 
 def write_documents(document: Document, report_dir: Path, lang: str = "en") -> dict[str, Path]:
     """Write the three files and regressions/ for an already aggregated document, each renamed
-    into place whole and never through a link (results.files.write, results.files.write_folder)."""
+    into place whole and never through a link (results.files.write, results.files.write_folder).
+    Nothing is written where a regressions/ there is not the suite's (regressions.NotAnExport)."""
     report_dir = Path(report_dir)
+    regressions.check_replaceable(report_dir / regressions.FOLDER)
     report_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     return {"html": files.write(report_dir, "report.html", render_report(document, lang).encode("utf-8")),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from results import RAW, RawRun, Unreadable, from_json, load, raw_path, read_json, replays, save, stream
@@ -191,6 +192,7 @@ def _write(path: Path, text: str) -> None:
 
 def _merge(shards: list[Path], out: Path, against: Path | None, lang: str | None) -> int:
     """Merge, write every report file and the verdict lines; the exit status a run would have."""
+    regressions.check_replaceable(out / regressions.FOLDER)
     try:
         expected = baseline.read(against) if against is not None else None
         run = merge(shards)
@@ -216,14 +218,14 @@ def _export(report: Path | None, out: Path | None, passing: str | None) -> int:
     per_group = int(passing) if passing is not None and passing.isascii() and passing.isdigit() else -1
     if passing is not None and not 0 <= per_group <= _MOST_PASSING:
         raise UsageError(f"--passing {passing!r}: give a whole number of cases per group, at most {_MOST_PASSING:,}")
-    if out.exists() and not (out.is_dir() and (not any(out.iterdir()) or (out / regressions.INDEX).is_file())):
-        raise UsageError(f"{out}: holds files no export wrote; name a new or empty folder, or an earlier export's")
+    regressions.check_replaceable(out)  # before reading anything: the one line comes first
     document = load_report(report)
     cases = regressions.passing_cases(_raw_run(report), per_group) if per_group > 0 else []
     index = regressions.export(document, out, cases)
-    passed = sum(1 for test in index["tests"] if test.get("passing"))
-    _say(f"regressions: {out} ({len(index['tests'])} node tests, {passed} of them passing cases; "
-         f"{len(index['left_out'])} left out: {out / regressions.INDEX} says which and why)")
+    sets = Counter(test["set"] for test in index["tests"])
+    held = ", ".join(f"{sets[name]} in {name}/" for name in regressions.SETS if sets[name]) or "no test"
+    _say(f"regressions: {out} ({held}; {len(index['left_out'])} left out: {out / regressions.INDEX} says which and "
+         f"why; run them with pytest {out} --argmin-backend MODULE)")
     return 0
 
 
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _command(args)
-    except (UsageError, CannotVerify, MessagesError) as exc:
+    except (UsageError, CannotVerify, MessagesError, regressions.NotAnExport) as exc:
         _say(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -24,7 +24,7 @@ import math
 from collections import Counter, defaultdict
 
 from results import CaseResult, CensusRecord, RawRun
-from results.outcomes import CENSUS_STATUSES, CRASH, POLICY_STATUSES, RAISED, TIMEOUT
+from results.outcomes import CENSUS_STATUSES, CRASH, FAULTS, POLICY_STATUSES, RAISED, TIMEOUT
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
 from results.verdict import scope
 
@@ -103,6 +103,16 @@ def _examples(records: list[CensusRecord], own_rule: set[str]) -> list[CensusRec
     return picked
 
 
+def _faults(records: list[CensusRecord]) -> list[CensusRecord]:
+    """One crash or hang per type, model form and status, the smallest input recorded: what a
+    runtime's CI keeps as a test that must not crash (reports.regressions)."""
+    chosen: dict[tuple, CensusRecord] = {}
+    for record in sorted((r for r in records if r.status in FAULTS and r.input is not None),
+                         key=lambda r: math.prod(r.input.shape)):
+        chosen.setdefault((record.type_name, record.form, record.status), record)
+    return list(chosen.values())
+
+
 def entries(run: RawRun, tensor, find_clause) -> list[dict]:
     """The census section of the report document. ``tensor`` renders a recorded tensor for
     JSON; ``find_clause(version, topic)`` gives the spec clause or None."""
@@ -150,5 +160,8 @@ def entries(run: RawRun, tensor, find_clause) -> list[dict]:
                           "status": r.status, "deterministic": r.deterministic, "again": r.again,
                           "flags": sorted(r.flags)}
                          for r in _examples(records, own_rule)],
+            "faults": [{"type": r.type_name, "form": r.form, "status": r.status, "input": tensor(r.input),
+                        "attributes": {str(k): v for k, v in r.attributes.items()}, "observed": tensor(r.observed)}
+                       for r in _faults(records)],
         })
     return out

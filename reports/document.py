@@ -397,7 +397,16 @@ class CensusExample(TypedDict):
     flags: list[str]
 
 
-class CensusEntry(TypedDict):
+class CensusFault(TypedDict):
+    type: str
+    form: str | None
+    status: str
+    input: Tensor
+    attributes: Attributes
+    observed: Value
+
+
+class _CensusEntry(TypedDict):
     version: int
     topic: str
     group: str | None
@@ -417,6 +426,10 @@ class CensusEntry(TypedDict):
     fits_nothing: int
     examples: list[CensusExample]
     anchor: str
+
+
+class CensusEntry(_CensusEntry, total=False):
+    faults: list[CensusFault]  # absent from reports written before it
 
 
 class Grid(TypedDict):

@@ -15,7 +15,7 @@ from results import IMPLEMENTATION_LOG, RAW, RawRun, save
 from results.terminal import printable
 from results.verdict import NOT_JUDGED
 
-from . import baseline, render, write_documents
+from . import baseline, regressions, render, write_documents
 from .aggregate import aggregate
 from .certificate import certificate, certificate_line
 from .document import Attributes, Cause, CauseType, CensusEntry, Document, Value
@@ -43,6 +43,12 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         render.preload()
     except MessagesError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    report_dir = config.getoption("--report-dir", None)
+    try:  # a regressions/ there that the suite did not write stops the run now, not at its end
+        if report_dir:
+            regressions.check_replaceable(Path(report_dir) / regressions.FOLDER)
+    except regressions.NotAnExport as exc:
         raise pytest.UsageError(str(exc)) from None
     path = config.getoption("--baseline", None)
     if path:  # read before the run: a bad baseline stops it (exit status 2), not its end

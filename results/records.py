@@ -159,7 +159,8 @@ class CensusRecord:
     asked again, got the same answer (None where it was not asked again: crash, timeout);
     ``again`` where it was asked again (ANOTHER_PROCESS or SAME_PROCESS; None: not asked again).
     ``flags`` are census warnings about the answer itself (engine.judging.census.flags: ``wrong-shape``,
-    ``not-an-index``)."""
+    ``not-an-index``). ``form`` is the model form it was asked in, as a case result's (None for a
+    function plug-in, and in runs recorded before census records named it)."""
 
     version: int
     type_name: str
@@ -173,6 +174,7 @@ class CensusRecord:
     deterministic: bool | None = True
     again: str | None = None
     flags: list[str] = field(default_factory=list)
+    form: str | None = None
 
 
 @dataclass

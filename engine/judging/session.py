@@ -352,6 +352,8 @@ class Session:
             judgement = judge(spec.load(case.version), case, reply, suite, again,
                               lambda: self._census_second_answer(case))
         judgement.result.test, judgement.result.form = self.test_id, self.form
+        for census in judgement.census:
+            census.form = self.form
         state.computed = state.computed or (judgement.result.kind == "semantic" and reply.status == OK)
         state.settled[key] = judgement
         searching = state.current is None

@@ -9,6 +9,8 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
 - ``wrong_alone``: a one-node model with a static input answers the index after the right one:
   a bug only one-node models show (packed, or symbolic, it is right);
 - ``hang_on_three``: like crash_on_three, but it sleeps instead of dying;
+- ``abort_on_nan``: the process aborts (SIGABRT) running any model with an input that holds NaN,
+  an input the standard defines no answer for: it must not crash there all the same;
 - ``stale_answers``: a compiled model run again on inputs of the same shapes answers as before;
 - ``wrong_beside_keepdims_0``: in a model that also holds a node with keepdims=0, every other node
   answers the index after the right one: a bug only packs holding such a node show;
@@ -84,6 +86,12 @@ def _hang(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.n
         time.sleep(60)
 
 
+def _abort_on_nan(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+                  attributes: list[dict]) -> None:
+    if np.isnan(datas[position].astype(np.float64)).any():
+        os.abort()
+
+
 def _fourth(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
             attributes: list[dict]) -> None:
     if nodes > 3 and position == 3:
@@ -118,6 +126,7 @@ def _shifted(position: int, nodes: int, datas: list[np.ndarray], outputs: list[n
 correct = _runtime(lambda *_: None)
 crash_on_three = _runtime(_crash)
 hang_on_three = _runtime(_hang)
+abort_on_nan = _runtime(_abort_on_nan)
 wrong_fourth_node = _runtime(_fourth)
 wrong_alone = _runtime(_alone)
 wrong_beside_keepdims_0 = _runtime(_beside_keepdims_0)
