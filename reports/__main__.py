@@ -32,7 +32,7 @@ from .matrix import matrix
 from .merge import MergeError, merge
 from .pytest_plugin import compare_with_baseline, summary_lines
 from .render import render_comparison, render_history, render_matrix
-from .verify import CannotVerify, verify
+from .verify import CannotVerify, Check, answer, verify
 
 DEFAULT_MATRIX = Path(__file__).resolve().parent / "out" / "matrix.html"
 
@@ -174,12 +174,22 @@ def _say(text: object, **options: object) -> None:
 def _verify(args: argparse.Namespace) -> int:
     if (args.shard is not None or args.confirm_only) and not args.rerun:
         raise CannotVerify("--shard and --confirm-only say how to rerun; add --rerun, or leave them out")
-    failed = False
-    for check in verify(args.report, rerun=args.rerun, confirm=None if args.yes else _confirm, say=_say,
-                        shard=args.shard, certificate=args.certificate, confirm_only=args.confirm_only):
-        _say(check)
-        failed = failed or (check.counts and not check.ok)
-    return 0 if args.confirm_only else 1 if failed else 0
+    checks: list[Check] = []
+    try:
+        for check in verify(args.report, rerun=args.rerun, confirm=None if args.yes else _confirm, say=_say,
+                            shard=args.shard, certificate=args.certificate, confirm_only=args.confirm_only):
+            _say(check)
+            checks.append(check)
+    except CannotVerify as exc:
+        if not checks:  # nothing was checked: the one error line is the answer
+            raise
+        _say(f"error: {exc}", file=sys.stderr)
+        _say(answer(checks, unfinished=True))
+        return 2
+    if args.confirm_only:  # the checks are made again, with the rerun, by the next process
+        return 0
+    _say(answer(checks))
+    return 1 if any(check.counts and not check.ok for check in checks) else 0
 
 
 def _confirm(question: str) -> bool:

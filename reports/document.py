@@ -51,6 +51,7 @@ class _Run(TypedDict):
 
 
 class Run(_Run, total=False):
+    started_in: str | None
     profile_label: dict[str, str]
     profile_description: dict[str, str]
     packing: str

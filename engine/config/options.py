@@ -313,7 +313,7 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
                    isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
                    memory_limit_bytes=settings.memory_limit, forms=list(settings.forms) if settings.forms else None,
-                   impl_portable=portable(settings.impl), claim=settings.claim,
+                   impl_portable=portable(settings.impl), started_in=os.getcwd(), claim=settings.claim,
                    packing=PACKING[not settings.packing],
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile), workers=workers,
