@@ -15,19 +15,21 @@ import spec
 from engine import runtimes
 from engine.asking.isolation import ISOLATION_MODES, Runner
 from engine.asking.limits import PROCESS_LIMIT
-from engine.asking.loader import UsageError, check, model_based, portable
+from engine.asking.loader import UsageError, check, folder_name, model_based, portable
 from engine.asking.sandbox import MODES
 from engine.asking.worker import DEFAULT_MEMORY_LIMIT
 from engine.config import isa, shards
 from engine.contract import forms
 from generators import profiles
-from results import IMPLEMENTATION_LOG, RunInfo
+from results import IMPLEMENTATION_LOG, RunInfo, Unreadable, read_json
 from results.sizes import format_size
 from results.verdict import CLAIMS
 
 LANGS = ("en", "zh-TW")
 PACKING = ("on", "off")
-DEFAULT_REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "out"  # the checkout's
+# Without --report-dir a run writes into REPORTS/<implementation> of the folder it was started in
+# (default_report_dir): one folder per implementation, so a run replaces only its own earlier report.
+REPORTS = "argmin-reports"
 DEFAULT_COMPILE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "argmin-conformance"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call
@@ -46,7 +48,9 @@ OPTIONS = (
     ("--profile", "NAME", "generated cases per test, after the special-value floor: "
      + ", ".join(f"{name} ({n}, {profiles.LABELS[name]['en']})" for name, n in profiles.CASES.items()), "standard"),
     ("--seed", "N", "Hypothesis seed (random when omitted; the report records it)", None),
-    ("--report-dir", "DIR", "where the reports are written", str(DEFAULT_REPORT_DIR)),
+    ("--report-dir", "DIR", f"where the reports are written (default: {REPORTS}/IMPLEMENTATION in the folder the "
+                            f"run is started in, one folder per implementation; a run there replaces only a report of "
+                            f"the same --impl value)", None),
     ("--timeout", "SECONDS", "time allowed for one call of the implementation", "10"),
     ("--isolation", "MODE", "process (default: the implementation runs in a worker process) or none", "process"),
     ("--sandbox", "MODE", "auto (default: each worker process runs in a sandbox where the system offers one, Linux "
@@ -117,6 +121,7 @@ class Settings:
     sandbox_read: tuple[str, ...] = ()  # --sandbox-read: folders a worker's sandbox shows besides what it needs
     impl_version: str | None = None  # --impl-version: a plug-in's version as its vendor states it
     isa: str | None = None  # --isa (engine.config.isa.parse): the cap's value, "native", or None where not given
+    report_dir_given: bool = True  # False: report_dir is default_report_dir's, which check_report_dir guards
 
 
 def _split(text: str) -> list[str]:
@@ -186,13 +191,41 @@ def validate(values: dict[str, str | None]) -> Settings:
     impl = values.get("impl") or runtimes.DEFAULT.word
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     cache = values.get("compile_cache") or str(DEFAULT_COMPILE_CACHE)
-    return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
+    given = values.get("report_dir")
+    return Settings(impl, versions, type_names, profile, seed, Path(given) if given else default_report_dir(impl),
                     timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on",
                     None if cache == "off" else Path(cache).expanduser(),
                     sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")),
                     _process_limit(values.get("process_limit")), _names(values.get("pass_env")),
                     _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")),
-                    isa.parse(impl, values.get("isa")))
+                    isa.parse(impl, values.get("isa")), report_dir_given=bool(given))
+
+
+def default_report_dir(impl: str) -> Path:
+    """Where a run of ``impl`` writes without --report-dir: REPORTS/<its folder name> in the
+    current folder (the one nox was started in)."""
+    return Path.cwd() / REPORTS / folder_name(impl)
+
+
+def check_report_dir(settings: Settings) -> str:
+    """What the terminal says of the report folder before the run. The default folder of an
+    implementation never receives another --impl value's run (two plug-in files of one name): a
+    report there of another is a UsageError naming --report-dir; a folder given with --report-dir
+    is written as told."""
+    folder, existing = settings.report_dir, settings.report_dir / "report.json"
+    try:
+        before = read_json(existing).get("run", {}).get("impl") if existing.is_file() else None
+    except (OSError, ValueError, Unreadable, AttributeError):
+        before = "an unreadable report"
+    if not settings.report_dir_given and before not in (None, settings.impl):
+        raise UsageError(f"{folder}, the default report folder of --impl {settings.impl!r}, holds the report of "
+                         f"{before!r}; name a folder for this run with --report-dir DIR, or move that report away")
+    how = "given with --report-dir" if settings.report_dir_given else \
+        f"the default: {REPORTS}/ in the folder the run was started in, one folder per implementation; --report-dir " \
+        f"DIR writes elsewhere"
+    replaces = "" if before is None else "; this run replaces its earlier report there" if before == settings.impl \
+        else f"; this run replaces the report of {before!r} there"
+    return f"report folder: {folder} ({how}){replaces}"
 
 
 def _impl_version(impl: str, text: str | None) -> str | None:
