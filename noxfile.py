@@ -142,7 +142,7 @@ def history(session: nox.Session) -> None:
 
 # Each tool: (its arguments, what it does; its exit status is the session's).
 _REPORT_TOOLS = {
-    "merge": ("SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline FILE]",
+    "merge": ("SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline DIR_OR_FILE]",
               "One report from a run's --shard K/N folders: exit status as the run's: 0 conformant, 1 not "
               "(or, with a baseline, a new failure), 2 shards that cannot be merged or a shard missing."),
     "baseline": ("REPORT_DIR_OR_JSON --out FILE", "A --baseline expectations file from a report: its failures."),

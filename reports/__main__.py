@@ -5,7 +5,7 @@
 ``python -m reports verify REPORT [--rerun] [--certificate]`` (check a report; exit 1 when a check
 fails),
 ``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream),
-``python -m reports merge SHARD_DIR... --out DIR [--baseline FILE]`` (one run from its ``--shard``
+``python -m reports merge SHARD_DIR... --out DIR [--baseline DIR_OR_FILE]`` (one run from its ``--shard``
 folders; exit status as a run's), ``python -m reports baseline REPORT --out FILE`` (a
 ``--baseline`` expectations file from a report) and ``python -m reports export REPORT --out DIR
 [--passing N]`` (its failures as ONNX backend node tests, as every report folder's regressions/).
@@ -137,7 +137,8 @@ def _parser() -> argparse.ArgumentParser:
     join = commands.add_parser("merge", help="one report from the report folders of a run's --shard K/N parts")
     join.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="each shard's --report-dir")
     join.add_argument("--out", type=Path, required=True, help="the merged report's folder")
-    join.add_argument("--baseline", type=Path, help="compare with this baseline, as a run's --baseline")
+    join.add_argument("--baseline", type=Path, help="compare with this baseline (a report folder, its report.json "
+                                                    "or an expectations file), as a run's --baseline")
     join.add_argument("--lang", choices=LANGUAGES, help="report language (default: the shards' own)")
     expect = commands.add_parser("baseline", help="a --baseline expectations file: a report's failures")
     expect.add_argument("report", type=Path, help="a report folder or its report.json")

@@ -102,8 +102,16 @@ class _Baseline(TypedDict):
     fixed: list[str]
 
 
+class BaselineCause(TypedDict):
+    status: str  # new, flaky, fixed or known
+    text: str
+    failures: int
+    anchor: str | None
+
+
 class Baseline(_Baseline, total=False):
     flaky: list[str]
+    causes: list[BaselineCause]
 
 
 class _Certificate(TypedDict):

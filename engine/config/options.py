@@ -88,9 +88,9 @@ OPTIONS = (
     ("--shard", "K/N", "run only the K-th of N parts of this run (balanced by expected cost; the same tests, "
                        "seeds and cases as on one machine); `nox -s merge` makes one report of the N "
                        "shards' folders", None),
-    ("--baseline", "FILE", "a previous report.json, or an expectations file from `nox -s baseline`: "
-                           "exit 0 when every failure found is in it, 1 for a new one (the verdicts are unchanged)",
-     None),
+    ("--baseline", "DIR|FILE", "a previous report (its folder or report.json), or an expectations file from "
+                               "`nox -s baseline`: exit 0 when every failure found is in it, 1 for a new one (the "
+                               "verdicts are unchanged)", None),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
                          "and names the others) or all (every type of T, or of --dtypes, must be implemented: a type "
                          "not implemented is a failure)", "implemented"),
@@ -270,11 +270,13 @@ def _folders(text: str | None) -> tuple[str, ...]:
 
 
 def _baseline(text: str | None) -> Path | None:
-    """The --baseline file, which must exist (it is read by the reports, reports.baseline)."""
+    """The --baseline file or report folder, which must exist (it is read by the reports,
+    reports.baseline: a folder by its report.json)."""
     if not text:
         return None
-    if not Path(text).is_file():
-        raise UsageError(f"--baseline {text!r}: no such file; pass a report.json or a file from "
+    if not (Path(text).is_file() or (Path(text) / "report.json").is_file()):
+        what = "a folder without a report.json" if Path(text).is_dir() else "no such file or folder"
+        raise UsageError(f"--baseline {text!r}: {what}; pass a report folder, its report.json or a file from "
                          f"`nox -s baseline -- REPORT --out FILE`")
     return Path(text)
 
