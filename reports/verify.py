@@ -1,5 +1,6 @@
 """``python -m reports verify REPORT_DIR_OR_JSON [--rerun]``: check a report without the
-implementation, one line per check.
+implementation: first what it claims (``heading``), then one line per check, last the answer
+(``answer``: VERIFIED, or NOT VERIFIED where a check fails).
 
 - schema: report.json validates against report.schema.json;
 - results: the certificate's results digest is that of the raw results next to it;

@@ -247,6 +247,12 @@ def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsy
     assert len(errors) == 2 and all(line.startswith("error: ") for line in errors)
 
 
+def test_the_report_page_names_every_check_verify_makes(quick: Path) -> None:
+    names = [check.name for check in verify(quick, here=CLEAN, say=str)]
+    section = (ROOT / "docs" / "report.md").read_text(encoding="utf-8").split("The checks, in order:")[1][:2500]
+    assert len(names) == 8 and [name for name in [*names, "rerun"] if f"`{name}`" not in section] == []
+
+
 def test_a_fail_anywhere_ends_with_not_verified(copy: Path, capsys, monkeypatch) -> None:
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
     _edit_json(copy, lambda d: d["versions"][0].update(verdict="non-conformant"))
