@@ -109,7 +109,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
         if v["verdict"] == NOT_JUDGED:  # nothing ran to read a headline, a scope or a strictness from
             lines.append(f"  ArgMin-{v['version']}: {t(NOT_JUDGED).upper()}: {t(v['reason'])} [{profile}]{part}")
             continue
-        why = f" ({causes_text(v['causes'])})" if v["causes"] else ""
+        why = f" ({_causes(v['causes'])})" if v["causes"] else ""
         if v["inferred_only"]:
             why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
         scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
@@ -158,7 +158,7 @@ def _attributes(attributes: Attributes) -> str:
     return f" ({', '.join(f'{k}={v}' for k, v in attributes.items())})" if attributes else ""
 
 
-def causes_text(causes: list[Cause]) -> str:
+def _causes(causes: list[Cause]) -> str:
     """What makes the headline NON-CONFORMANT, beside it: 'C1: float16 raised an error; C5: double,
     int64 (in packed models only: int32) wrong answer', as the page says it ('every type tried (11)'
     where a clause failed on every type it was tried on)."""

@@ -63,7 +63,7 @@ from .aggregate import aggregate
 from .certificate import CERTIFY, certificate_line
 from .i18n import Translator
 from .junit import to_junit
-from .pytest_plugin import causes_text
+from .pytest_plugin import _causes
 from .render import render_report
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "report.schema.json"
@@ -339,7 +339,8 @@ def rerun_impl(document: dict) -> str:
     """The implementation the report names, as a rerun started here loads it: a plug-in file named
     by a relative path is read from here, else from the folder the run was started in
     (engine.asking.loader.located)."""
-    started_in = document["run"].get("started_in")
+    run = document.get("run")
+    started_in = run.get("started_in") if isinstance(run, dict) else None  # absent from older reports
     try:
         return located(document["certificate"]["implementation"], started_in if isinstance(started_in, str) else None)
     except UsageError as exc:
@@ -446,7 +447,7 @@ def heading(document: dict) -> list[str]:
     device = f" on {certificate['device']}" if certificate["device"] else ""
     seed = certificate["seed"] if certificate["seed"] is not None else \
         english("derandomized") if certificate["profile"] == CERTIFY else "none recorded"
-    verdicts = "; ".join(f"ArgMin-{v['version']} {v['verdict'].upper()}" + (f" ({causes_text(v['causes'])})"
+    verdicts = "; ".join(f"ArgMin-{v['version']} {v['verdict'].upper()}" + (f" ({_causes(v['causes'])})"
                                                                             if v["causes"] else "")
                          for v in document["versions"])
     return [f"report of {certificate['implementation']} {version}{device}: profile {certificate['profile']}, seed "

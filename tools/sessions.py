@@ -225,11 +225,13 @@ def recorded_impl(report: Path) -> str:
         with open(path, "rb") as file:
             text = file.read(_REPORT_CAP + 1)
         document = json.loads(text) if len(text) <= _REPORT_CAP else {}
-        impl, started_in = document["certificate"]["implementation"], document["run"].get("started_in")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        impl = started_in = None
+        impl = document["certificate"]["implementation"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        impl = None
     if not isinstance(impl, str):
         stop(f"{path}: names no implementation to run again; pass the report.json a run wrote")
+    run = document.get("run")
+    started_in = run.get("started_in") if isinstance(run, dict) else None  # absent from older reports
     try:
         return located(impl, started_in if isinstance(started_in, str) else None)
     except UsageError as exc:
