@@ -142,7 +142,7 @@ def history(session: nox.Session) -> None:
 
 # Each tool: (its arguments, what it does; its exit status is the session's).
 _REPORT_TOOLS = {
-    "merge": ("SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline FILE]",
+    "merge": ("SHARD_DIR [SHARD_DIR ...] --out DIR [--baseline DIR_OR_FILE]",
               "One report from a run's --shard K/N folders: exit status as the run's: 0 conformant, 1 not "
               "(or, with a baseline, a new failure), 2 shards that cannot be merged or a shard missing."),
     "baseline": ("REPORT_DIR_OR_JSON --out FILE", "A --baseline expectations file from a report: its failures."),
@@ -184,7 +184,8 @@ def verify(session: nox.Session) -> None:
         stop("name a report: nox -s verify -- REPORT_DIR_OR_JSON [--certificate] [--rerun [--yes] [--shard K/N]]")
     if "--rerun" not in args:
         sys.exit(run(session, venv(session, RUNTIME), "reports", ["verify", *args]))
-    impl = checked(recorded_impl(Path(session.invoked_from, args[0])))  # a word --impl refuses: nothing installed
+    with inside(session.invoked_from):  # a plug-in file the report names is looked for from there
+        impl = checked(recorded_impl(Path(args[0])))  # a word --impl refuses: nothing installed
     code = run(session, venv(session, RUNTIME), "reports", ["verify", *args, "--confirm-only"])
     if code != 0:  # the checks failed, or the rerun was not confirmed: nothing installed
         sys.exit(code)
@@ -202,7 +203,8 @@ def replay(session: nox.Session) -> None:
     if len(folders) < 2:
         stop("usage: nox -s replay -- RUN_DIR RUN_DIR [...] (at least two report folders of runs)")
     for folder in folders:
-        impl = checked(recorded_impl(Path(folder)))  # a word --impl refuses: nothing installed
+        with inside(session.invoked_from):  # a plug-in file the report names is looked for from there
+            impl = checked(recorded_impl(Path(folder)))  # a word --impl refuses: nothing installed
         python = venv(session, [*RUNTIME, *runtime_distributions(impl)], label(impl))
         if code := run(session, python, "engine.judging.replays", [folder, "--from", *folders]):
             sys.exit(code)

@@ -5,7 +5,7 @@
 ``python -m reports verify REPORT [--rerun] [--certificate]`` (check a report; exit 1 when a check
 fails),
 ``python -m reports rebuild DIR`` (the reports of a run that died unfinished, from its stream),
-``python -m reports merge SHARD_DIR... --out DIR [--baseline FILE]`` (one run from its ``--shard``
+``python -m reports merge SHARD_DIR... --out DIR [--baseline DIR_OR_FILE]`` (one run from its ``--shard``
 folders; exit status as a run's), ``python -m reports baseline REPORT --out FILE`` (a
 ``--baseline`` expectations file from a report) and ``python -m reports export REPORT --out DIR
 [--passing N]`` (its failures as ONNX backend node tests, as every report folder's regressions/).
@@ -33,7 +33,7 @@ from .matrix import matrix
 from .merge import MergeError, merge
 from .pytest_plugin import compare_with_baseline, summary_lines
 from .render import render_comparison, render_history, render_matrix
-from .verify import CannotVerify, verify
+from .verify import CannotVerify, Check, answer, verify
 
 DEFAULT_MATRIX = Path(__file__).resolve().parent / "out" / "matrix.html"
 
@@ -138,7 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     join = commands.add_parser("merge", help="one report from the report folders of a run's --shard K/N parts")
     join.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="each shard's --report-dir")
     join.add_argument("--out", type=Path, required=True, help="the merged report's folder")
-    join.add_argument("--baseline", type=Path, help="compare with this baseline, as a run's --baseline")
+    join.add_argument("--baseline", type=Path, help="compare with this baseline (a report folder, its report.json "
+                                                    "or an expectations file), as a run's --baseline")
     join.add_argument("--lang", choices=LANGUAGES, help="report language (default: the shards' own)")
     expect = commands.add_parser("baseline", help="a --baseline expectations file: a report's failures")
     expect.add_argument("report", type=Path, help="a report folder or its report.json")
@@ -168,12 +169,22 @@ def _say(text: object, **options: object) -> None:
 def _verify(args: argparse.Namespace) -> int:
     if (args.shard is not None or args.confirm_only) and not args.rerun:
         raise CannotVerify("--shard and --confirm-only say how to rerun; add --rerun, or leave them out")
-    failed = False
-    for check in verify(args.report, rerun=args.rerun, confirm=None if args.yes else _confirm, say=_say,
-                        shard=args.shard, certificate=args.certificate, confirm_only=args.confirm_only):
-        _say(check)
-        failed = failed or (check.counts and not check.ok)
-    return 0 if args.confirm_only else 1 if failed else 0
+    checks: list[Check] = []
+    try:
+        for check in verify(args.report, rerun=args.rerun, confirm=None if args.yes else _confirm, say=_say,
+                            shard=args.shard, certificate=args.certificate, confirm_only=args.confirm_only):
+            _say(check)
+            checks.append(check)
+    except CannotVerify as exc:
+        if not checks:  # nothing was checked: the one error line is the answer
+            raise
+        _say(f"error: {exc}", file=sys.stderr)
+        _say(answer(checks, unfinished=True))
+        return 2
+    if args.confirm_only:  # the checks are made again, with the rerun, by the next process
+        return 0
+    _say(answer(checks))
+    return 1 if any(check.counts and not check.ok for check in checks) else 0
 
 
 def _confirm(question: str) -> bool:

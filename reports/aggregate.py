@@ -87,7 +87,8 @@ def _pack(pack: Pack | None) -> doc.Pack | None:
 def _run(raw: RawRun) -> doc.Run:
     info = raw.info
     return {
-        "impl": str(info.impl), "profile": str(info.profile), "seed": info.seed,
+        "impl": str(info.impl), "started_in": None if info.started_in is None else str(info.started_in),
+        "profile": str(info.profile), "seed": info.seed,
         "versions": sorted(int(v) for v in info.versions),
         "type_restriction": None if info.type_names is None else [str(d) for d in info.type_names],
         "started": str(info.started), "duration_s": float(info.duration_s), "complete": bool(info.complete),

@@ -1,25 +1,31 @@
 """``--baseline``: a nightly CI job fails on a failure it has not seen before, not on the known ones.
 
-A baseline is a previous report.json, or the small expectations file ``python -m reports
-baseline REPORT --out FILE`` writes from one: the failures that made a headline NON-CONFORMANT,
-each as (version, clause, type, problem). A run compared with it exits 0 when every such failure
-it finds is in the baseline and 1 when one is new; the verdicts in its report do not change, and
-the report names the baseline and what was new or fixed."""
+A baseline is a previous report (its folder or report.json), or the small expectations file
+``python -m reports baseline REPORT --out FILE`` writes from one: the failures that made a headline
+NON-CONFORMANT, each as (version, clause, type, problem) with the root cause it goes with (the
+anchor of its card in that report). A run compared with it exits 0 when every such failure it finds
+is in the baseline and 1 when one is new; the verdicts in its report do not change, and the report
+names the baseline and what was new, known or fixed, one line per root cause as its cards group
+them (one bug on every type is one line, not one per type)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from results import Unreadable, read_bounded
+from results.causes import clause_number
 
 from .aggregate import SCHEMA as REPORT_SCHEMA
 from .document import Document, FailureCard
 
 SCHEMA = "argmin-conformance/baseline/1"
 Key = tuple[int, str, str, str]  # version, clause, type, problem
+Causes = dict[Key, str]  # each failure's root cause: the anchor of its card, or "clause problem" where none is known
 
 
 class BaselineError(ValueError):
@@ -40,31 +46,55 @@ def text(key: Key) -> str:
     return f"ArgMin-{key[0]} {key[1]} {key[2]} {key[3]}"
 
 
+def causes(document: Document) -> Causes:
+    """The headline failures of a report document, each with its root cause: the anchor of the
+    card it is on (the report merges a cause's failures, types and clauses into one card)."""
+    listed = document["failures"]
+    found: Causes = {}
+    for card in document["cards"]:
+        for index in card["failures"]:
+            if listed[index]["role"] == "headline":
+                found.setdefault(_key(listed[index]), card["anchor"])
+    return found
+
+
 def expectations(document: Document) -> dict[str, Any]:
-    """The expectations file for a report document: its headline failures and where they come from."""
-    certificate = document["certificate"]
+    """The expectations file for a report document: its headline failures, each with its root
+    cause, and where they come from."""
+    certificate, found = document["certificate"], causes(document)
     return {"schema": SCHEMA, "implementation": certificate["implementation"],
             "implementation_version": certificate["implementation_version"], "profile": certificate["profile"],
             "suite_commit": certificate["suite_commit"],
-            "failures": [dict(zip(("version", "clause", "type", "problem"), key, strict=True))
-                         for key in sorted(failures(document))]}
+            "failures": [{**dict(zip(("version", "clause", "type", "problem"), key, strict=True)), "cause": found[key]}
+                         for key in sorted(found)]}
 
 
-def read(path: Path) -> tuple[str, set[Key]]:
-    """A baseline's name (file name and the start of its SHA-256) and its failures; BaselineError
-    where ``path`` is neither an expectations file nor a report.json."""
+def location(path: Path) -> Path:
+    """The file a --baseline value names: a report folder means its report.json."""
+    path = Path(path)
+    return path / "report.json" if path.is_dir() else path
+
+
+def read(path: Path) -> tuple[str, Causes]:
+    """A baseline's name (file name and the start of its SHA-256) and its failures with their
+    root causes; BaselineError where ``path`` is neither an expectations file nor a report (its
+    folder or report.json)."""
+    path = location(path)
     try:
-        data = read_bounded(Path(path))
+        data = read_bounded(path)
         document = json.loads(data.decode("utf-8"))
-        source = f"{Path(path).name} (sha256 {hashlib.sha256(data).hexdigest()[:16]})"
+        source = f"{path.name} (sha256 {hashlib.sha256(data).hexdigest()[:16]})"
         if isinstance(document, dict) and document.get("schema") == SCHEMA:
-            return source, {(int(f["version"]), str(f["clause"]), str(f["type"]), str(f["problem"]))
-                            for f in document["failures"]}
+            listed = {(int(f["version"]), str(f["clause"]), str(f["type"]), str(f["problem"])): f.get("cause")
+                      for f in document["failures"]}  # files written before causes were recorded have none
+            return source, {key: str(cause) if cause else f"{key[1]} {key[3]}" for key, cause in listed.items()}
         if isinstance(document, dict) and document.get("schema") == REPORT_SCHEMA:
-            return source, failures(document)
-    except (OSError, Unreadable, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            return source, causes(document)
+    except (OSError, Unreadable, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError,
+            AttributeError, IndexError) as exc:
         raise BaselineError(f"--baseline {path}: not readable as a baseline ({type(exc).__name__}: {exc}); pass a "
-                            f"report.json or a file from `nox -s baseline -- REPORT --out FILE`") from None
+                            f"report folder, its report.json or a file from `nox -s baseline -- REPORT --out FILE`") \
+            from None
     raise BaselineError(f"--baseline {path}: neither a report.json ({REPORT_SCHEMA}) nor an expectations file "
                         f"({SCHEMA}); write one with `nox -s baseline -- REPORT --out FILE`")
 
@@ -78,23 +108,59 @@ def _flaky(document: Document) -> set[Key]:
     return {key for key, flags in entries.items() if all(flags)}
 
 
-def compare(document: Document, source: str, expected: set[Key]) -> dict[str, Any]:
+def _grouped(status: str, keys: Iterable[Key], cause_of: Causes, types: list[str], linked: bool) -> list[dict]:
+    """One entry per root cause among ``keys``: its versions, clauses, problem and types in one
+    line, how many failures it stands for, and (``linked``) the card it links to."""
+    groups: dict[str, list[Key]] = defaultdict(list)
+    for key in sorted(keys):
+        groups[cause_of[key]].append(key)
+    def in_order(name: str) -> tuple[int, str]:
+        return types.index(name) if name in types else len(types), name
+
+    entries = []
+    for cause, members in groups.items():
+        count = f" ({len(members)} failures)" if len(members) > 1 else ""
+        entries.append({"status": status, "failures": len(members), "anchor": cause if linked else None,
+                        "text": f"ArgMin-{_listed(members, 0)} {_listed(members, 1, clause_number)} "
+                                f"{_listed(members, 3)}: {_listed(members, 2, in_order)}{count}"})
+    return entries
+
+
+def _listed(keys: list[Key], field: int, order: Callable[[Any], Any] | None = None) -> str:
+    """The values of one field of ``keys``, each once, in ``order``: "12, 13", "C3, C8"."""
+    return ", ".join(str(value) for value in sorted({key[field] for key in keys}, key=order))
+
+
+def compare(document: Document, source: str, expected: Causes) -> dict[str, Any]:
     """What a run's report holds against its baseline (RunInfo.baseline). A failure the baseline
-    does not hold is new, or a flake where it answered right when asked once more."""
-    found = failures(document)
-    unexpected = found - expected
+    does not hold is new, or a flake where it answered right when asked once more. ``causes``
+    says the same by root cause: new, flaky, fixed (by the baseline's causes) and known."""
+    found = causes(document)
+    unexpected = found.keys() - expected.keys()
     flaky = unexpected & _flaky(document)
-    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(unexpected - flaky)],
-            "fixed": [text(key) for key in sorted(expected - found)],
-            "flaky": [text(key) for key in sorted(flaky)]}
+    new, fixed, known = unexpected - flaky, expected.keys() - found.keys(), found.keys() & expected.keys()
+    types = list(document["types"])
+    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(new)],
+            "fixed": [text(key) for key in sorted(fixed)], "flaky": [text(key) for key in sorted(flaky)],
+            "causes": [*_grouped("new", new, found, types, True), *_grouped("flaky", flaky, found, types, True),
+                       *_grouped("fixed", fixed, expected, types, False),
+                       *_grouped("known", known, found, types, True)]}
+
+
+_SAID = {"new": "new failure", "flaky": "flake (answered right when asked again; not counted as new)",
+         "fixed": "fixed", "known": "known"}
 
 
 def lines(compared: dict[str, Any]) -> list[str]:
-    """The terminal's account of the comparison."""
-    new, fixed = compared["new"], compared["fixed"]
+    """The terminal's account of the comparison: one line per root cause (per failure for a
+    comparison recorded before causes were)."""
+    new = compared["new"]
+    grouped = compared.get("causes")
+    roots = sum(entry["status"] == "new" for entry in grouped) if grouped is not None else len(new)
     head = (f"baseline {compared['source']}: {compared['failures']} known failures; "
-            + (f"{len(new)} NEW (exit status 1)" if new else "no new failure (exit status 0)"))
-    flaky = compared.get("flaky", [])
-    return [head, *(f"  new failure: {line}" for line in new),
-            *(f"  flake (answered right when asked again; not counted as new): {line}" for line in flaky),
-            *(f"  fixed: {line}" for line in fixed)]
+            + (f"{len(new)} NEW in {roots} root cause{'s' * (roots > 1)} (exit status 1)" if new
+               else "no new failure (exit status 0)"))
+    if grouped is None:
+        grouped = [{"status": status, "text": line} for status in ("new", "flaky", "fixed")
+                   for line in compared.get(status, [])]
+    return [head, *(f"  {_SAID[entry['status']]}: {entry['text']}" for entry in grouped)]

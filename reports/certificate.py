@@ -103,7 +103,10 @@ def certificate(raw: RawRun) -> Certificate:
         "baseline": None if info.baseline is None else {
             "source": str(info.baseline["source"]), "failures": int(info.baseline["failures"]),
             **{key: [str(line) for line in info.baseline[key]]
-               for key in ("new", "fixed", "flaky") if key in info.baseline}},
+               for key in ("new", "fixed", "flaky") if key in info.baseline},
+            **({"causes": [{"status": str(c["status"]), "text": str(c["text"]), "failures": int(c["failures"]),
+                            "anchor": None if c["anchor"] is None else str(c["anchor"])}
+                           for c in info.baseline["causes"]]} if "causes" in info.baseline else {})},
     }
 
 

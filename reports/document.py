@@ -62,6 +62,7 @@ class _Run(TypedDict):
 
 
 class Run(_Run, total=False):
+    started_in: str | None
     profile_label: dict[str, str]
     profile_description: dict[str, str]
     packing: str
@@ -113,8 +114,16 @@ class _Baseline(TypedDict):
     fixed: list[str]
 
 
+class BaselineCause(TypedDict):
+    status: str  # new, flaky, fixed or known
+    text: str
+    failures: int
+    anchor: str | None
+
+
 class Baseline(_Baseline, total=False):
     flaky: list[str]
+    causes: list[BaselineCause]
 
 
 class _Certificate(TypedDict):

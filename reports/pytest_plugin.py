@@ -25,7 +25,7 @@ from .standing import scope_text, strictness_text, type_policy
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, Document, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
-_BASELINE = pytest.StashKey[tuple[str, set]]()
+_BASELINE = pytest.StashKey[tuple[str, baseline.Causes]]()
 
 
 _LOST_SHOWN = 20  # lost tests named on the terminal; the report lists every one
@@ -58,7 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
 
 
-def _write(run: RawRun, report_dir: Path, against: tuple[str, set] | None = None) -> tuple[Document, dict[str, Path]]:
+def _write(run: RawRun, report_dir: Path,
+           against: tuple[str, baseline.Causes] | None = None) -> tuple[Document, dict[str, Path]]:
     document = aggregate(run)
     if against is not None:
         compare_with_baseline(run, document, report_dir, against)
@@ -79,7 +80,8 @@ def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Co
     config.stash[_RECOVERED] = _write(run, report_dir)[1]["html"]
 
 
-def compare_with_baseline(run: RawRun, document: Document, report_dir: Path, against: tuple[str, set]) -> None:
+def compare_with_baseline(run: RawRun, document: Document, report_dir: Path,
+                          against: tuple[str, baseline.Causes]) -> None:
     """Record the comparison with the baseline in the run (its raw results, saved again) and in the
     document's certificate block, the one part of the document it changes."""
     run.info.baseline = baseline.compare(document, *against)

@@ -1,5 +1,6 @@
 """``python -m reports verify REPORT_DIR_OR_JSON [--rerun]``: check a report without the
-implementation, one line per check.
+implementation: first what it claims (``heading``), then one line per check, last the answer
+(``answer``: VERIFIED, or NOT VERIFIED where a check fails).
 
 - schema: report.json validates against report.schema.json;
 - results: the certificate's results digest is that of the raw results next to it;
@@ -45,6 +46,7 @@ import jsonschema
 
 import spec
 from engine import runtimes
+from engine.asking.loader import UsageError, located
 from engine.config import shards
 from engine.config.shards import Shard
 from engine.runtimes.entry import NATIVE
@@ -53,12 +55,15 @@ from results.digest import results_digest
 from results.environment import REPO, checkout
 from results.records import lost_tests, missing_census
 from results.tensors import from_tensor
+from results.verdict import is_judged
 from spec.oracle import expect
 from spec.oracle import verify as verify_answer
 
 from .aggregate import aggregate
-from .certificate import certificate_line
+from .certificate import CERTIFY, certificate_line
+from .i18n import Translator
 from .junit import to_junit
+from .pytest_plugin import _causes
 from .render import render_report
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "report.schema.json"
@@ -132,13 +137,19 @@ def _schema(document: dict) -> Check:
     return Check("schema", True, "report.json validates against report.schema.json")
 
 
+def counted(results: list[CaseResult]) -> str:
+    """"12,345 cases judged, 678 census inputs": the certificate's words for what a run asked."""
+    judged = sum(map(is_judged, results))
+    return f"{judged:,} cases judged, {len(results) - judged:,} census inputs"
+
+
 def _results(document: dict, raw: RawRun) -> Check:
     claimed = document["certificate"]["results_digest"]
     actual = results_digest(raw.results)
     if claimed != actual:
         return Check("results", False, f"the certificate's results digest {claimed[:16]}… is not that of the raw "
                                        f"results ({actual[:16]}…): the report or the raw results were changed")
-    return Check("results", True, f"results digest {actual[:16]}… matches the {len(raw.results)} raw results")
+    return Check("results", True, f"results digest {actual[:16]}… matches the raw results ({counted(raw.results)})")
 
 
 def _derived(document: dict, raw: RawRun) -> Check:
@@ -305,7 +316,7 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
         if shard not in (None, own):
             raise CannotVerify(f"--shard {shard}: the report is shard {own} itself; rerun it without --shard")
         shard = own
-    command = [sys.executable, "-m", "suites", "--impl", certificate["implementation"],
+    command = [sys.executable, "-m", "suites", "--impl", rerun_impl(document),
                "--profile", certificate["profile"], "--versions", ",".join(map(str, certificate["versions"])),
                "--timeout", f"{certificate['timeout_s']:g}", "--isolation", "process", "--sandbox", "require",
                "--memory-limit", "none" if memory_limit is None else str(int(memory_limit)),
@@ -327,6 +338,18 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
     return command
 
 
+def rerun_impl(document: dict) -> str:
+    """The implementation the report names, as a rerun started here loads it: a plug-in file named
+    by a relative path is read from here, else from the folder the run was started in
+    (engine.asking.loader.located)."""
+    run = document.get("run")
+    started_in = run.get("started_in") if isinstance(run, dict) else None  # absent from older reports
+    try:
+        return located(document["certificate"]["implementation"], started_in if isinstance(started_in, str) else None)
+    except UsageError as exc:
+        raise CannotVerify(str(exc)) from None
+
+
 def _answers(raw: RawRun) -> dict[tuple, tuple[str, str]]:
     return {(r.version, r.suite, r.type_name, r.form or "", r.input_digest): (r.outcome, r.answer_digest)
             for r in raw.results}
@@ -338,7 +361,7 @@ def rerun_check(document: dict, raw: RawRun, again: RawRun, where: Path) -> Chec
     before, after = results_digest(raw.results), results_digest(again.results)
     if before == after:
         return Check("rerun", True, f"a new run gives the same results digest {after[:16]}… "
-                                    f"({len(again.results)} cases)")
+                                    f"({counted(again.results)})")
     old, new = _answers(raw), _answers(again)
     differing = sorted(key for key in old.keys() & new.keys() if old[key] != new[key])
     lines = []
@@ -377,7 +400,7 @@ def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[
     where = Path(tempfile.mkdtemp(prefix="argmin-rerun-"))
     try:
         command = rerun_command(document, where, raw.info.memory_limit_bytes, shard)
-        implementation = document["certificate"]["implementation"]
+        implementation = command[command.index("--impl") + 1]
         say(f"rerun: implementation {implementation!r}, in a sandboxed worker process, at most "
             f"{RERUN_SECONDS // 60} min{_needs(implementation)}\nrerun: {shlex.join(command)}")
         if confirm is not None and not confirm("Install what it needs and run this implementation on this machine? "
@@ -419,6 +442,37 @@ def _rerun(document: dict, raw: RawRun, confirm: Confirm | None, say: Callable[[
     return check
 
 
+def heading(document: dict) -> list[str]:
+    """What the report claims, said before its checks: the implementation, its version and device,
+    the profile, seed and versions; each version's verdict; what was asked."""
+    certificate, english = document["certificate"], Translator("en")
+    version = certificate["implementation_version"] or "(version not stated)"
+    device = f" on {certificate['device']}" if certificate["device"] else ""
+    seed = certificate["seed"] if certificate["seed"] is not None else \
+        english("derandomized") if certificate["profile"] == CERTIFY else "none recorded"
+    verdicts = "; ".join(f"ArgMin-{v['version']} {v['verdict'].upper()}" + (f" ({_causes(v['causes'])})"
+                                                                            if v["causes"] else "")
+                         for v in document["versions"])
+    return [f"report of {certificate['implementation']} {version}{device}: profile {certificate['profile']}, seed "
+            f"{seed}, ArgMin-{', '.join(map(str, certificate['versions']))}",
+            f"verdicts: {verdicts}",
+            f"asked: {certificate['cases']:,} cases judged, {certificate['census_inputs']:,} census inputs"]
+
+
+def answer(checks: list[Check], unfinished: bool = False) -> str:
+    """The last line of verify: VERIFIED where every check that counts holds, else NOT VERIFIED
+    naming the checks that failed (or that not every check could be made)."""
+    failed = [check.name for check in checks if check.counts and not check.ok]
+    if failed:
+        return f"NOT VERIFIED: the {', '.join(failed)} check{'s' * (len(failed) > 1)} failed"
+    if unfinished or not checks:
+        return "NOT VERIFIED: not every check could be made (the error above says why)"
+    certificate = next((check for check in checks if check.name == "certificate"), None)
+    what = "the report is a certificate" if certificate and certificate.ok else \
+        "the report is no certificate (NOTE certificate above)"
+    return f"VERIFIED: every check holds; {what}"
+
+
 def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confirm: Confirm | None = None,
            say: Callable[[str], None] = print, shard: str | None = None,
            certificate: bool = False, confirm_only: bool = False) -> Iterator[Check]:
@@ -446,6 +500,9 @@ def verify(path: Path, rerun: bool = False, here: Checkout | None = None, confir
     if not isinstance(document, dict) or "certificate" not in document:
         raise CannotVerify(f"{report}: not a report with a certificate block; name the report.json a run wrote")
     schema = _schema(document)
+    if schema.ok:  # only a report that validates can be read for what it claims
+        for line in heading(document):
+            say(line)
     yield schema
     if not schema.ok:
         return

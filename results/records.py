@@ -196,6 +196,7 @@ class RunInfo:
     profile_description: dict[str, str] = field(default_factory=dict)  # what the profile checks and proves
     forms: list[str] | None = None  # model forms run (model-based implementations only)
     impl_portable: str | None = None  # impl with any file path made absolute: what replay snippets load
+    started_in: str | None = None  # the folder the run was started in, from which a relative impl path is read
     claim: str = "implemented"  # --claim: the types the headline covers (results.verdict.CLAIMS)
     packing: str = "off"  # --packing: whether valid and census cases were asked through packed models (runs
     # recorded before the option existed had none)

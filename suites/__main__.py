@@ -14,7 +14,7 @@ import pytest
 
 import spec
 from engine.asking.loader import UsageError
-from engine.config.options import OPTIONS, validate
+from engine.config.options import OPTIONS, check_report_dir, validate
 from results import RawRun
 from results.terminal import error
 from results.verdict import exit_status
@@ -77,10 +77,11 @@ def _spread(passthrough: list[str], isolation: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args, passthrough = _parser().parse_known_args(argv)
     try:
-        validate(vars(args))
+        where = check_report_dir(validate(vars(args)))
     except (UsageError, spec.SpecError) as exc:
         error(exc)
         return 2
+    print(where, flush=True)
     values = {name: getattr(args, name.lstrip("-").replace("-", "_")) for name, *_ in OPTIONS}
     options = [f"{name}={value}" for name, value in values.items() if value is not None]
     outcome = _Outcome()

@@ -27,7 +27,7 @@ from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.asking.sandbox import undumpable
 from engine.config import isa
-from engine.config.options import OPTIONS, Settings, choose_seed, implementation, run_info, validate
+from engine.config.options import OPTIONS, Settings, check_report_dir, choose_seed, implementation, run_info, validate
 from engine.config.plan import Task
 from engine.config.shards import select
 from engine.judging.session import Nonconformance, Session
@@ -128,12 +128,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _before_the_implementation(settings: Settings, distributed: bool) -> dict:
     """What is settled before any of the implementation's code runs, so that nothing it could
-    write is trusted: the report folder (made, or checked to hold nothing planted there), the
-    suite's state (its files hashed against its commit, its spec's digest), and every module
-    this process will need (none is read from disk afterwards). Returns the suite's state."""
+    write is trusted: the report folder (made, or checked to hold nothing planted there and, as
+    the default, no other implementation's report), the suite's state (its files hashed against
+    its commit, its spec's digest), and every module this process will need (none is read from
+    disk afterwards). Returns the suite's state."""
     try:
+        check_report_dir(settings)
         files.prepare(settings.report_dir)
-    except files.Unsafe as exc:
+    except (files.Unsafe, UsageError) as exc:
         raise pytest.UsageError(str(exc)) from None
     (settings.report_dir / IMPLEMENTATION_LOG).unlink(missing_ok=True)  # an earlier run's output
     for name in PRELOAD:

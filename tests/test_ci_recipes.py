@@ -4,6 +4,7 @@ and the caches they keep hold the virtualenv, so a shard reinstalls nothing."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -75,6 +76,13 @@ def test_the_merge_job_names_a_real_baseline_and_the_sessions_exist(name: str) -
         source, expected = baseline.read(ROOT / args[args.index("--baseline") + 1])
         assert expected and "baseline.json" in source
     assert {"conformance", "merge"} <= set(noxfile.nox.registry.get())
+
+
+def test_the_ci_page_says_where_the_recipes_baseline_comes_from() -> None:
+    """docs/ci.md names the profile and suite commit of the run ci-examples/baseline.json was written from."""
+    written = json.loads((RECIPES / "baseline.json").read_text(encoding="utf-8"))
+    page = " ".join((ROOT / "docs" / "ci.md").read_text(encoding="utf-8").split())
+    assert f"from the report of a {written['profile']} run at `{written['suite_commit'][:7]}`" in page
 
 
 def _cached(recipe: dict) -> list[str]:

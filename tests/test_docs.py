@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import noxfile
+import spec
 from engine.asking.loader import describe, resolve
 from engine.config.options import OPTIONS
 
@@ -60,6 +61,23 @@ def test_performance_opens_with_the_current_figures_and_their_targets() -> None:
     for row in rows:  # figure, value, command, commit and machine, target
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert len(cells) == 5 and cells[1] and cells[2] and re.search(r"`[0-9a-f]{7}`", cells[3]), row
+
+
+def _numbers(kind: str | None = None) -> list[int]:
+    """The clause numbers of every version's spec file, of one kind or all."""
+    return sorted({c.number for v in spec.load_all() for c in v.clauses if kind in (None, c.kind)})
+
+
+def test_every_clause_range_the_docs_state_is_the_specs() -> None:
+    """"C1 to C20", "C1–C9" (semantic), "C10–C13" (rejection): a range the pages state is every
+    clause of spec/, or every clause of one kind, never a number the spec files have moved past.
+    Findings, which name the clauses a runtime failed, are left out."""
+    ranges = {(numbers[0], numbers[-1]) for numbers in (_numbers(), _numbers("semantic"), _numbers("rejection"))}
+    stated = [(page.name, int(first), int(last)) for page in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+              if page.name != "findings.md"
+              for first, last in re.findall(r"\bC(\d+) ?(?:–|to) ?C(\d+)\b", page.read_text(encoding="utf-8"))]
+    assert len(stated) >= 5
+    assert [entry for entry in stated if entry[1:] not in ranges] == []
 
 
 def _commands() -> list[tuple[str, str]]:
@@ -143,7 +161,8 @@ def test_the_template_states_its_version_and_has_the_checked_signature(tmp_path:
 @pytest.mark.e2e
 def test_the_template_runs_as_written_from_a_folder_outside_the_checkout(tmp_path: Path) -> None:
     """From the folder that holds it, as the first hour says: CONFORMANT at ArgMin-13, and the
-    certificate names the version the template states."""
+    certificate names the version the template states; `nox -s verify -- out --rerun`, from the
+    same folder, runs it again (the plug-in named by its relative path) to the same digest."""
     _template(tmp_path)
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # its `python` is ours
     nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"),
@@ -156,3 +175,7 @@ def test_the_template_runs_as_written_from_a_folder_outside_the_checkout(tmp_pat
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["certificate"]["implementation_version"] == "0.1.0"
     assert [v["verdict"] for v in report["versions"]] == ["conformant"]
+    verify = [*nox[:-1], "verify", "--", "out", "--rerun", "--yes"]
+    done = subprocess.run(verify, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
+                          env={**os.environ, "PATH": path})
+    assert "PASS rerun: a new run gives the same results digest" in done.stdout, done.stdout[-3000:] + done.stderr

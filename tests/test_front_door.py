@@ -69,6 +69,38 @@ def test_a_second_run_into_a_report_dir_in_use_exits_2_with_one_line(tmp_path: P
     assert stream.exists(tmp_path), "the running run's stream was touched"
 
 
+def test_without_report_dir_a_run_writes_where_it_was_started_one_folder_per_implementation(tmp_path: Path) -> None:
+    """Started in a vendor's folder, the reports go to argmin-reports/<implementation> there, and
+    the first line says which folder and why. The same implementation again replaces its report,
+    saying so; another one whose folder would be the same (a plug-in file of the same name) is
+    refused, in one line naming --report-dir, and the report there is left as it was."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        shutil.copy(ROOT / "tests" / "impls" / "path_form_argmin.py", tmp_path / name / "impl.py")
+    folder = tmp_path / "argmin-reports" / "impl-argmin"
+    common = ["--versions", "13", "--dtypes", "float", "--isolation", "none", "-n", "0", *QUICK]
+
+    def started_here(impl: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "suites", "--impl", impl, *common], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    first = started_here("a/impl.py:argmin")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert first.stdout.splitlines()[0] == (f"report folder: {folder} (the default: argmin-reports/ in the folder the "
+                                            f"run was started in, one folder per implementation; --report-dir DIR "
+                                            f"writes elsewhere)")
+    again = started_here("a/impl.py:argmin")
+    assert again.returncode == 0
+    assert again.stdout.splitlines()[0].endswith("; this run replaces its earlier report there")
+    written = (folder / "report.json").read_bytes()
+    other = started_here("b/impl.py:argmin")
+    assert other.returncode == 2
+    line, = other.stderr.strip().splitlines()
+    assert line.startswith(f"error: {folder}, the default report folder of --impl 'b/impl.py:argmin', holds the report "
+                           f"of 'a/impl.py:argmin'") and "--report-dir DIR" in line
+    assert (folder / "report.json").read_bytes() == written
+
+
 def test_a_spec_file_that_breaks_its_schema_exits_2(tmp_path: Path) -> None:
     for folder in ("spec", "generators", "engine", "results", "suites", "reports", "zoo"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "out"))

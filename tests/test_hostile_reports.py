@@ -121,7 +121,8 @@ def test_the_rerun_is_shown_and_refused_without_a_terminal_or_yes(copy: Path, ca
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     status, out, err = _run(capsys, "verify", str(copy), "--rerun")
     assert status == 2 and "pass --yes" in _one_line_error(err)
-    shown = out.splitlines()[-1]
+    *_, shown, answer = out.splitlines()
+    assert answer.startswith("NOT VERIFIED: ")  # the checkout check fails here, and the rerun was not made
     assert shown.startswith("rerun: ") and "--impl zoo.correct:numpy_argmin" in shown
     assert "--isolation process --sandbox require" in shown and "--memory-limit" in shown
     assert not Path(shown.split("--report-dir ")[1].split()[0]).exists()  # nothing left behind

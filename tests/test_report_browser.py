@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import spec
+from engine.asking.sandbox import DENIES
 from reports import aggregate, write_reports
 from reports.__main__ import main
 from reports.render import render_report
@@ -91,6 +92,36 @@ def test_the_contrast_probe_sees_grey_on_grey(tmp_path: Path) -> None:
             '<p style="color: #fff; background: rgba(0, 0, 0, .1)">faint</p><p>fine</p>')
     found = measure({"grey": page}, 800, CONTRAST, tmp_path)["grey"]
     assert found["checked"] == 3 and len(found["failures"]) == 2 and found["failures"][0].startswith("2.3")
+
+
+# Where the verdicts and the first failure card end on a page (CSS pixels from the top), and how
+# tall what the sandbox's record takes once opened.
+FIRST_SCREEN = """(doc, win) => {
+  const bottom = (selector) => Math.round(doc.querySelector(selector).getBoundingClientRect().bottom + win.scrollY);
+  const details = doc.querySelector("#how-it-ran");
+  const found = {verdicts: bottom("#verdicts"), card_heading: bottom("article.failure h4"),
+                 closed: details.getBoundingClientRect().height};
+  details.open = true;
+  return {...found, opened: details.getBoundingClientRect().height};
+}"""
+# A sandbox as a Linux run records it: every denial, the filter, each bound and the names passed.
+SANDBOX = {"mechanism": "bubblewrap 0.11.0", "denies": list(DENIES), "reason": None,
+           "seccomp": "seccomp: socket families by an allowlist (no Unix-domain sockets); no io_uring (libseccomp)",
+           "bounds": [{"what": what, "limit": limit, "by": by, "reason": None} for what, limit, by in
+                      (("memory", 4 << 30, "cgroup-v2"), ("processes", 32768, "cgroup-v2"),
+                       ("tmpfs", 4 << 30, "bubblewrap"), ("output", 8 << 20, "pipe"))],
+           "passed_env": ["LANG", "PATH"]}
+
+
+def test_the_verdicts_and_the_first_finding_are_on_the_first_screen(tmp_path: Path) -> None:
+    """At 1400 x 1000 the certificate's facts are one compact block and the sandbox's record is
+    behind a disclosure, so the first failure card's heading is on the first screen; opened,
+    the record is all there."""
+    run = failing_run()
+    run.environment["sandbox"] = SANDBOX
+    found = measure({"report": render_report(aggregate(run))}, 1400, FIRST_SCREEN, tmp_path, height=1000)["report"]
+    assert found["verdicts"] < found["card_heading"] <= 1000, found
+    assert found["closed"] < 40 and found["opened"] > 300, found
 
 
 # What may stay in Latin letters in the zh-TW report: names of the standard and its data (True and

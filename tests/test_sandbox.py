@@ -12,6 +12,7 @@ import pytest
 
 from engine.asking import sandbox
 from engine.asking.isolation import Runner
+from engine.asking.loader import UsageError
 from tests.test_hostile import SANDBOXED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,3 +96,40 @@ def test_the_record_names_the_filter_the_bounds_and_the_names_passed(monkeypatch
     assert "ARGMIN_PROBE_SECRET" in record["passed_env"] and "not for the report" not in str(record)
     assert {bound["what"] for bound in record["bounds"]} == {"memory", "processes", "tmpfs", "output"}
     assert all(bound["by"] or bound["reason"] for bound in record["bounds"])  # enforced, or said why not
+
+
+def _reaching_outside(folder: Path) -> str:
+    """A plug-in in folder/plugin that imports a sibling module kept in folder/lib: the --impl value."""
+    (folder / "lib").mkdir()
+    (folder / "lib" / "helper.py").write_text(
+        "import numpy\n\n\ndef argmin(data, *, opset, axis=0, keepdims=1, **rest):\n"
+        "    return numpy.argmin(data, axis=axis, keepdims=bool(keepdims))\n", encoding="utf-8")
+    (folder / "plugin").mkdir()
+    plugin = folder / "plugin" / "mine.py"
+    plugin.write_text("import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path(__file__).resolve().parent."
+                      "parent / 'lib'))\nfrom helper import argmin  # noqa: E402\n", encoding="utf-8")
+    return f"{plugin}:argmin"
+
+
+@SANDBOXED
+def test_a_plugin_that_reads_outside_its_folder_is_told_what_the_sandbox_shows(tmp_path: Path) -> None:
+    """Sandboxed, the sibling folder is not there: the one-line error says the sandbox shows the
+    plug-in's folder and names --sandbox-read, with which (as unsandboxed) the plug-in loads."""
+    impl = _reaching_outside(tmp_path)
+    with Runner(impl, sandbox_mode="require") as runner, pytest.raises(UsageError) as raised:
+        runner.load()
+    message = str(raised.value)
+    assert "does not import (ModuleNotFoundError" in message and "\n" not in message
+    assert f"the plug-in's folder ({tmp_path / 'plugin'})" in message and "--sandbox-read DIR" in message
+    for options in ({"sandbox_mode": "require", "readable": [tmp_path / "lib"]}, {"sandbox_mode": "off"}):
+        with Runner(impl, **options) as runner:
+            assert runner.load()["module"] == "mine.py"
+            assert runner.call(np.array([3, 1, 2], np.float32), 13, {}).value.tolist() == [1]
+
+
+def test_unsandboxed_a_plugin_that_does_not_import_is_not_told_of_the_sandbox(tmp_path: Path) -> None:
+    impl = _reaching_outside(tmp_path)
+    (tmp_path / "lib" / "helper.py").unlink()
+    with Runner(impl, sandbox_mode="off") as runner, pytest.raises(UsageError) as raised:
+        runner.load()
+    assert "does not import (ModuleNotFoundError" in str(raised.value) and "--sandbox-read" not in str(raised.value)

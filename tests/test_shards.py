@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from engine.asking.loader import UsageError
 from engine.config import shards
 from engine.config.options import validate
-from reports import baseline
+from reports import aggregate, baseline, write_reports
 from reports.verify import CannotVerify, verify
 from results import load, save
+from tests.report_fixtures.runs import failing_run, passing_run
 
 ROOT = Path(__file__).resolve().parent.parent
 # A small run of each: a fast correct runtime, and a zoo entry with two bugs (int32 answers, C2;
@@ -178,6 +180,36 @@ def test_verify_reruns_a_merged_report_by_shard_and_a_shard_as_itself(two_bugs: 
         list(verify(two_bugs["1"], rerun=True, say=str, shard="2/2"))
 
 
+def test_a_baseline_is_a_report_folder_or_file_and_is_compared_by_root_cause(tmp_path: Path) -> None:
+    """--baseline takes a report folder as its report.json. Failures are told one line per root
+    cause, as the report's cards group them: one bug on several types and versions is one new, known
+    or fixed line naming them all, however many (version, clause, type, problem) entries it holds."""
+    run = failing_run()
+    write_reports(run, tmp_path / "report")
+    document = aggregate(run)
+    headline = [card for card in document["cards"] if card["role"] == "headline"]
+    spread = next(card for card in headline if len(card["types"]) > 1)  # C5: int64, uint64 and bfloat16
+    assert validate({"baseline": str(tmp_path / "report")}).baseline == tmp_path / "report"
+    with pytest.raises(UsageError, match="a folder without a report"):
+        validate({"baseline": str(tmp_path)})
+    source, expected = baseline.read(tmp_path / "report")
+    assert source.startswith("report.json (sha256 ") and set(expected) == baseline.failures(document)
+    fresh = baseline.compare(document, "none.json", {})
+    assert len(fresh["new"]) == len(expected) > len(headline)  # the per-failure list is kept as it was
+    new = [line for line in baseline.lines(fresh) if line.startswith("  new failure: ")]
+    assert len(new) == len(headline) and baseline.lines(fresh)[0].endswith(
+        f"{len(expected)} NEW in {len(headline)} root causes (exit status 1)")
+    shown = next(line for line in new if spread["clause"] in line)
+    assert all(name in shown for name in spread["types"]) and f"({len(spread['failures'])} failures)" in shown
+    known = baseline.compare(document, source, expected)
+    assert known["new"] == [] and [c["status"] for c in known["causes"]] == ["known"] * len(headline)
+    assert {c["anchor"] for c in known["causes"]} == {card["anchor"] for card in headline}
+    (tmp_path / "expected.json").write_text(json.dumps(baseline.expectations(document)), encoding="utf-8")
+    fixed = baseline.compare(aggregate(passing_run()), *baseline.read(tmp_path / "expected.json"))
+    assert [c["status"] for c in fixed["causes"]] == ["fixed"] * len(headline)  # by the causes the file recorded
+    assert len(fixed["fixed"]) == len(expected) and all(c["anchor"] is None for c in fixed["causes"])
+
+
 @pytest.mark.e2e
 def test_a_baseline_fails_only_on_new_failures(two_bugs: dict[str, Path], tmp_path: Path) -> None:
     """A baseline from the run itself: exit 0 and the same NON-CONFORMANT verdicts. One that lacks a
@@ -199,8 +231,9 @@ def test_a_baseline_fails_only_on_new_failures(two_bugs: dict[str, Path], tmp_pa
     other = _reports("merge", str(runs["1"]), str(runs["2"]), "--out", str(tmp_path / "other"),
                      "--baseline", str(tmp_path / "older.json"))
     new = f"ArgMin-13 {dropped['clause']} {dropped['type']} {dropped['problem']}"
-    assert other.returncode == 1 and f"new failure: {new}" in other.stdout, other.stdout
-    assert "fixed: ArgMin-13 C4 int32 index-range" in other.stdout
+    assert other.returncode == 1 and f"new failure: ArgMin-13 {dropped['clause']} {dropped['problem']}: " \
+                                     f"{dropped['type']}" in other.stdout, other.stdout
+    assert "fixed: ArgMin-13 C4 index-range: int32" in other.stdout
     assert _document(tmp_path / "other")["certificate"]["baseline"]["new"] == [new]
     bad = _reports("merge", str(runs["1"]), "--out", str(tmp_path / "bad"), "--baseline", str(runs["1"] / "junit.xml"))
     assert bad.returncode == 2 and bad.stderr.startswith("error: --baseline") and len(bad.stderr.splitlines()) == 1
@@ -231,8 +264,10 @@ def test_a_flake_is_shown_as_a_flake_not_as_new(two_bugs: dict[str, Path], tmp_p
     assert [v["verdict"] for v in document["versions"]] == ["non-conformant"]
     flakes = document["certificate"]["baseline"]["flaky"]
     assert flakes and document["certificate"]["baseline"]["new"] == []
-    assert all(f"flake (answered right when asked again; not counted as new): {line}" in result.stdout
-               for line in flakes)
+    causes = document["certificate"]["baseline"]["causes"]
+    assert {c["status"] for c in causes} == {"flaky"} and sum(c["failures"] for c in causes) == len(flakes)
+    assert all(f"flake (answered right when asked again; not counted as new): {c['text']}" in result.stdout
+               for c in causes)
     html = (tmp_path / "flaky" / "report.html").read_text(encoding="utf-8")
     assert 'id="baseline"' in html and "a flake" in html
     steady = _document(two_bugs["whole"])["failures"]

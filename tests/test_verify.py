@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 import spec
+from engine.asking.loader import UsageError, located
 from engine.asking.sandbox import DENIES
 from engine.config import shards
 from engine.config.options import run_info, validate
@@ -65,7 +67,7 @@ def copy(quick: Path, tmp_path: Path) -> Path:
 
 
 def _checks(folder: Path, here: Checkout = CLEAN) -> dict[str, object]:
-    return {check.name: check for check in verify(folder, here=here)}
+    return {check.name: check for check in verify(folder, here=here, say=str)}
 
 
 def _edit_json(folder: Path, edit) -> None:
@@ -121,7 +123,9 @@ def test_an_untouched_certify_report_passes_every_check(tmp_path: Path, capsys, 
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(folder)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 8 and all(line.startswith("PASS ") for line in lines)
+    assert lines[0] == f"report of {ZOO} (version not stated): profile certify, seed none (derandomized), ArgMin-13"
+    assert len(lines) == 12 and all(line.startswith("PASS ") for line in lines[3:-1])
+    assert lines[-1] == "VERIFIED: every check holds; the report is a certificate"
 
 
 def test_an_unsandboxed_certify_run_is_no_certificate_and_says_why(tmp_path: Path) -> None:
@@ -235,18 +239,113 @@ def test_another_commit_or_a_modified_checkout_is_named(copy: Path) -> None:
 
 
 def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsys, monkeypatch) -> None:
-    """A true report that is no certificate passes verify and says so; --certificate makes that a failure."""
+    """A true report that is no certificate passes verify and says so; --certificate makes that a
+    failure. First what the report claims (implementation, profile, seed, versions, verdicts, what
+    was asked), then a line per check, last the answer."""
     monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(quick / "report.json")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 8 and lines[-1].startswith("NOTE certificate: Quick smoke run, not a certificate")
+    document = json.loads((quick / "report.json").read_text(encoding="utf-8"))
+    cases, census = document["certificate"]["cases"], document["certificate"]["census_inputs"]
+    assert lines[:3] == [f"report of {ZOO} (version not stated): profile quick, seed 5, ArgMin-13",
+                         "verdicts: ArgMin-13 CONFORMANT", f"asked: {cases:,} cases judged, {census:,} census inputs"]
+    assert [line.split()[0] for line in lines[3:-1]] == ["PASS"] * 7 + ["NOTE"]
+    assert f"({cases:,} cases judged, {census:,} census inputs)" in lines[4]  # the results check, in the same words
+    assert lines[-2].startswith("NOTE certificate: Quick smoke run, not a certificate")
+    assert lines[-1] == "VERIFIED: every check holds; the report is no certificate (NOTE certificate above)"
     assert main(["verify", str(quick / "report.json"), "--certificate"]) == 1
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAIL certificate:")
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2].startswith("FAIL certificate:") and lines[-1] == "NOT VERIFIED: the certificate check failed"
     assert main(["verify", str(tmp_path / "nothing-here")]) == 2
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
     assert main(["verify", str(tmp_path / "bad.json")]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 2 and all(line.startswith("error: ") for line in errors)
+
+
+def test_the_report_page_names_every_check_verify_makes(quick: Path) -> None:
+    names = [check.name for check in verify(quick, here=CLEAN, say=str)]
+    section = (ROOT / "docs" / "report.md").read_text(encoding="utf-8").split("The checks, in order:")[1][:2500]
+    assert len(names) == 8 and [name for name in [*names, "rerun"] if f"`{name}`" not in section] == []
+
+
+def test_a_fail_anywhere_ends_with_not_verified(copy: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
+    _edit_json(copy, lambda d: d["versions"][0].update(verdict="non-conformant"))
+    assert main(["verify", str(copy)]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1] == "verdicts: ArgMin-13 NON-CONFORMANT"  # what the report claims, checked below
+    assert "FAIL derived:" in "\n".join(lines) and lines[-1].startswith("NOT VERIFIED: the derived")
+    assert main(["verify", str(copy), "--rerun", "--yes"]) == 2  # not rerun: the report cannot be trusted
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: not rerun") and captured.out.strip().splitlines()[-1].startswith(
+        "NOT VERIFIED: the derived")
+
+
+def test_a_reports_plugin_file_is_found_from_where_verify_starts_then_where_the_run_did(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    """engine.asking.loader.located: a relative path is read from the current folder first, then
+    from the folder the report says the run was started in (made absolute); neither, one line
+    naming both places."""
+    run_folder, elsewhere = tmp_path / "vendor", tmp_path / "customer"
+    run_folder.mkdir()
+    elsewhere.mkdir()
+    (run_folder / "my_argmin.py").write_text("def argmin(data, *, opset, **attributes): pass\n", encoding="utf-8")
+    monkeypatch.chdir(run_folder)
+    assert located("model:my_argmin.py:compile", str(tmp_path / "gone")) == "model:my_argmin.py:compile"
+    monkeypatch.chdir(elsewhere)
+    assert located("my_argmin.py:argmin", str(run_folder)) == f"{run_folder / 'my_argmin.py'}:argmin"
+    assert located("onnxruntime", str(run_folder)) == "onnxruntime"
+    with pytest.raises(UsageError, match=r"here .*customer.* nor where the run was started .*vendor") as raised:
+        located("sub/my_argmin.py:argmin", str(run_folder))
+    assert "\n" not in str(raised.value)
+
+
+# A plug-in run as docs/plugins.md says: from the plug-in's own folder, outside the checkout, its
+# file named by a relative path, with the checkout on the import path as nox puts it there.
+VENDOR = ["--impl", "my_argmin.py:argmin", "--versions", "13", "--dtypes", "float", "--profile", "quick", "--seed",
+          "5", "--isolation", "none", "--report-dir", "out"]
+
+
+def _from(folder: Path, *command: str) -> subprocess.CompletedProcess:
+    """``command`` started in ``folder``, outside the checkout, with the checkout importable and
+    this Python's ``python`` first on PATH (nox's --no-venv sessions run ``python``)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PATH": path}, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def vendor(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("vendor")
+    shutil.copy(ROOT / "tests" / "impls" / "path_form_argmin.py", folder / "my_argmin.py")
+    done = _from(folder, sys.executable, "-m", "suites", *VENDOR)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return folder
+
+
+def test_a_plugins_report_is_verified_with_rerun_from_its_folder_or_another(vendor: Path, tmp_path: Path) -> None:
+    """The report records where the run was started; `nox -s verify -- out --rerun`, from the
+    plug-in's folder as from any other, finds the plug-in the report names by a relative path and
+    gets as far as asking to run it (nobody can answer here, so it stops there: exit 2)."""
+    report = json.loads((vendor / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["certificate"]["implementation"] == "my_argmin.py:argmin"
+    assert report["run"]["started_in"] == str(vendor.resolve())
+    nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"), "-s", "verify",
+           "--"]
+    for folder, report_dir in ((vendor, "out"), (tmp_path, str(vendor / "out"))):
+        done = _from(folder, *nox, report_dir, "--rerun")
+        assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "does not exist" not in done.stderr and "nobody can confirm: pass --yes" in done.stderr, done.stderr
+        assert "PASS results:" in done.stdout and done.stdout.strip().splitlines()[-1].startswith("NOT VERIFIED")
+    assert f"--impl {vendor.resolve() / 'my_argmin.py'}:argmin" in done.stdout  # from elsewhere: the run's file
+    (vendor / "my_argmin.py").rename(vendor / "moved.py")
+    try:
+        done = _from(tmp_path, *nox, str(vendor / "out"), "--rerun")
+    finally:
+        (vendor / "moved.py").rename(vendor / "my_argmin.py")
+    line, = done.stderr.strip().splitlines()[-1:]
+    assert done.returncode == 2 and "nor where the run was started" in line and "my_argmin.py" in line, done.stderr
 
 
 def _verify_rerun(folder: Path) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nox
 
-from engine.asking.loader import UsageError, check, runtime_distributions
+from engine.asking.loader import UsageError, check, located, runtime_distributions
 from engine.asking.sandbox import undumpable
 from engine.config.isa import parse as parse_isa
 from engine.runtimes import find, split_release
@@ -218,14 +218,22 @@ _REPORT_CAP = 256 << 20  # bytes of a report.json read for its implementation wo
 
 
 def recorded_impl(report: Path) -> str:
-    """The --impl value a report's certificate names (read bounded: the report is untrusted)."""
+    """The --impl value a report's certificate names (read bounded: the report is untrusted), as
+    the process started in the current folder loads it (engine.asking.loader.located: a plug-in
+    file by a relative path from here, else from the folder the run was started in)."""
     path = report / "report.json" if report.is_dir() else report
     try:
         with open(path, "rb") as file:
             text = file.read(_REPORT_CAP + 1)
-        impl = json.loads(text)["certificate"]["implementation"] if len(text) <= _REPORT_CAP else None
+        document = json.loads(text) if len(text) <= _REPORT_CAP else {}
+        impl = document["certificate"]["implementation"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         impl = None
     if not isinstance(impl, str):
         stop(f"{path}: names no implementation to run again; pass the report.json a run wrote")
-    return impl
+    run = document.get("run")
+    started_in = run.get("started_in") if isinstance(run, dict) else None  # absent from older reports
+    try:
+        return located(impl, started_in if isinstance(started_in, str) else None)
+    except UsageError as exc:
+        stop(str(exc))

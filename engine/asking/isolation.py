@@ -182,6 +182,8 @@ class _Arena:
 _BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[3])['path']; from engine.asking.worker import main; "
          "main(sys.argv[1:])")
 _ROOT = str(Path(__file__).resolve().parents[2])  # the checkout: engine/asking/isolation.py
+# What a plug-in fails to import with when it reads a file or module its sandbox does not show.
+_UNSEEN = ("FileNotFoundError", "PermissionError", "NotADirectoryError", "ModuleNotFoundError")
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
@@ -583,15 +585,27 @@ class Runner:
             self._start()
         try:
             problem = self._worker.wait_ready()
-        except UsageError:
+        except UsageError as exc:
             self._worker = None
-            raise
+            raise UsageError(self._unseen(str(exc))) from None
         if problem is not None:
             self._worker = None
             raise UsageError(f"--impl {self.impl!r}: {problem} while loading the implementation; "
                              f"try --isolation none to see it fail in this process")
         self.description = self._worker.description
         return self.description
+
+    def _unseen(self, message: str) -> str:
+        """A load error as a sandboxed worker meets it: a plug-in that does not import for want of
+        a file or module most likely reads one outside what its sandbox shows, so the line says
+        what the sandbox shows and names --sandbox-read."""
+        if self.sandbox.mechanism is None or not any(f"does not import ({name}:" in message for name in _UNSEEN):
+            return message
+        plugin = plugin_file(self.impl)
+        folder = "" if plugin is None else f" and the plug-in's folder ({plugin.parent})"
+        return (f"{message}; it runs in a sandbox that shows it only the system's files, the interpreter and its "
+                f"import path, the suite, the working folder{folder}: name each other folder it reads with "
+                f"--sandbox-read DIR (several separated by '{os.pathsep}')")
 
     def _start(self) -> None:
         """Make the worker for the next calls: the spare, where one was started ahead (_ready)."""

@@ -283,9 +283,38 @@ def portable(impl: str) -> str:
     """The same --impl value with a file path made absolute, so it means the same file in a
     worker process (or a replay snippet) whatever its working directory."""
     path = plugin_file(impl)
-    if path is None:
-        return impl
+    return impl if path is None else _with_file(impl, path)
+
+
+def _with_file(impl: str, path: Path) -> str:
+    """A plug-in --impl value naming ``path`` instead of its own file."""
     return f"{_MODEL_PREFIX if impl.startswith(_MODEL_PREFIX) else ''}{path}:{impl.rpartition(':')[2]}"
+
+
+def folder_name(impl: str) -> str:
+    """A file name for an --impl value: a plug-in file by its stem (not its folder), every
+    character a folder name might not hold as "-" (``onnxruntime``, ``openvino@2024.4.0``,
+    ``model-my_runtime-compile``)."""
+    path = plugin_file(impl)
+    shown = impl if path is None else _with_file(impl, Path(path.stem))
+    return re.sub(r"[^A-Za-z0-9._@-]+", "-", shown).strip("-.") or "implementation"
+
+
+def located(impl: str, started_in: str | None) -> str:
+    """A report's --impl value as this process can load it: a plug-in file the run named by a
+    relative path is looked for from the current folder (where verify or replay was started),
+    then from the folder the run was started in (``started_in``, recorded in the report), there
+    made absolute. UsageError, naming both places, where neither holds it."""
+    path = plugin_file(impl)
+    target = impl.removeprefix(_MODEL_PREFIX).rpartition(":")[0]
+    if path is None or path.is_file() or Path(target).expanduser().is_absolute():
+        return impl
+    there = Path(started_in, target).resolve() if started_in else None
+    if there is not None and there.is_file():
+        return _with_file(impl, there)
+    also = f" nor where the run was started ({there})" if there else ""
+    raise UsageError(f"--impl {impl!r}, as the report names it: no file {target!r} here ({path}){also}; start "
+                     f"this from a folder where {target!r} is the plug-in's file, as the run was")
 
 
 # --- what ran, for the report's environment --------------------------------------------------

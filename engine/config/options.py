@@ -15,7 +15,7 @@ import spec
 from engine import runtimes
 from engine.asking.isolation import ISOLATION_MODES, Runner
 from engine.asking.limits import PROCESS_LIMIT
-from engine.asking.loader import UsageError, check, model_based, portable
+from engine.asking.loader import UsageError, check, folder_name, model_based, portable
 from engine.asking.sandbox import MODES
 from engine.asking.worker import DEFAULT_MEMORY_LIMIT
 from engine.config import isa, shards
@@ -23,14 +23,16 @@ from engine.config.schedules import record as schedules_record
 from engine.contract import forms
 from engine.runtimes.entry import COMPILE_KEYS
 from generators import profiles, schedule
-from results import IMPLEMENTATION_LOG, RunInfo
+from results import IMPLEMENTATION_LOG, RunInfo, Unreadable, read_json
 from results.sizes import format_size
 from results.verdict import CLAIMS
 
 LANGS = ("en", "zh-TW")
 PACKING = ("on", "off")
 SCHEDULES = ("auto", "on", "off")
-DEFAULT_REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "out"  # the checkout's
+# Without --report-dir a run writes into REPORTS/<implementation> of the folder it was started in
+# (default_report_dir): one folder per implementation, so a run replaces only its own earlier report.
+REPORTS = "argmin-reports"
 DEFAULT_COMPILE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "argmin-conformance"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SMALLEST_LIMIT = 256 << 20  # a worker with numpy and a runtime holds about 100 MiB before any call
@@ -49,7 +51,9 @@ OPTIONS = (
     ("--profile", "NAME", "generated cases per test, after the special-value floor: "
      + ", ".join(f"{name} ({n}, {profiles.LABELS[name]['en']})" for name, n in profiles.CASES.items()), "standard"),
     ("--seed", "N", "Hypothesis seed (random when omitted; the report records it)", None),
-    ("--report-dir", "DIR", "where the reports are written", str(DEFAULT_REPORT_DIR)),
+    ("--report-dir", "DIR", f"where the reports are written (default: {REPORTS}/IMPLEMENTATION in the folder the "
+                            f"run is started in, one folder per implementation; a run there replaces only a report of "
+                            f"the same --impl value)", None),
     ("--timeout", "SECONDS", "time allowed for one call of the implementation", "10"),
     ("--isolation", "MODE", "process (default: the implementation runs in a worker process) or none", "process"),
     ("--sandbox", "MODE", "auto (default: each worker process runs in a sandbox where the system offers one, Linux "
@@ -100,9 +104,9 @@ OPTIONS = (
     ("--shard", "K/N", "run only the K-th of N parts of this run (balanced by expected cost; the same tests, "
                        "seeds and cases as on one machine); `nox -s merge` makes one report of the N "
                        "shards' folders", None),
-    ("--baseline", "FILE", "a previous report.json, or an expectations file from `nox -s baseline`: "
-                           "exit 0 when every failure found is in it, 1 for a new one (the verdicts are unchanged)",
-     None),
+    ("--baseline", "DIR|FILE", "a previous report (its folder or report.json), or an expectations file from "
+                               "`nox -s baseline`: exit 0 when every failure found is in it, 1 for a new one (the "
+                               "verdicts are unchanged)", None),
     ("--claim", "TYPES", "implemented (default: the headline covers the types of T the implementation implements, "
                          "and names the others) or all (every type of T, or of --dtypes, must be implemented: a type "
                          "not implemented is a failure)", "implemented"),
@@ -135,6 +139,7 @@ class Settings:
     isa: str | None = None  # --isa (engine.config.isa.parse): the cap's value, "native", or None where not given
     compile_key: str = "model"  # --compile-key (engine.runtimes.entry.COMPILE_KEYS): what a compile is paid for
     schedule: str = "auto"  # --schedule (SCHEDULES): whether tests draw within a schedule (``schedule_size``)
+    report_dir_given: bool = True  # False: report_dir is default_report_dir's, which check_report_dir guards
 
     @property
     def schedule_size(self) -> int | None:
@@ -211,14 +216,15 @@ def validate(values: dict[str, str | None]) -> Settings:
     impl = values.get("impl") or runtimes.DEFAULT.word
     check(impl)  # its form only: the implementation is loaded where it runs (isolation.Runner.load)
     cache = values.get("compile_cache") or str(DEFAULT_COMPILE_CACHE)
-    return Settings(impl, versions, type_names, profile, seed, Path(values.get("report_dir") or DEFAULT_REPORT_DIR),
+    given = values.get("report_dir")
+    return Settings(impl, versions, type_names, profile, seed, Path(given) if given else default_report_dir(impl),
                     timeout, isolation, lang, limit, _forms(impl, values.get("forms")), claim, packing == "on",
                     None if cache == "off" else Path(cache).expanduser(),
                     sandboxing, shards.parse(values.get("shard")), _baseline(values.get("baseline")),
                     _process_limit(values.get("process_limit")), _names(values.get("pass_env")),
                     _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")),
                     isa.parse(impl, values.get("isa")), _compile_key(impl, values.get("compile_key")),
-                    _one_of(values, "schedule", "schedule", SCHEDULES))
+                    _one_of(values, "schedule", "schedule", SCHEDULES), report_dir_given=bool(given))
 
 
 def _compile_key(impl: str, text: str | None) -> str:
@@ -231,6 +237,33 @@ def _compile_key(impl: str, text: str | None) -> str:
     if found is not None:
         return found[0].compile_key
     return "node" if model_based(impl) else "model"
+
+
+def default_report_dir(impl: str) -> Path:
+    """Where a run of ``impl`` writes without --report-dir: REPORTS/<its folder name> in the
+    current folder (the one nox was started in)."""
+    return Path.cwd() / REPORTS / folder_name(impl)
+
+
+def check_report_dir(settings: Settings) -> str:
+    """What the terminal says of the report folder before the run. The default folder of an
+    implementation never receives another --impl value's run (two plug-in files of one name): a
+    report there of another is a UsageError naming --report-dir; a folder given with --report-dir
+    is written as told."""
+    folder, existing = settings.report_dir, settings.report_dir / "report.json"
+    try:
+        before = read_json(existing).get("run", {}).get("impl") if existing.is_file() else None
+    except (OSError, ValueError, Unreadable, AttributeError):
+        before = "an unreadable report"
+    if not settings.report_dir_given and before not in (None, settings.impl):
+        raise UsageError(f"{folder}, the default report folder of --impl {settings.impl!r}, holds the report of "
+                         f"{before!r}; name a folder for this run with --report-dir DIR, or move that report away")
+    how = "given with --report-dir" if settings.report_dir_given else \
+        f"the default: {REPORTS}/ in the folder the run was started in, one folder per implementation; --report-dir " \
+        f"DIR writes elsewhere"
+    replaces = "" if before is None else "; this run replaces its earlier report there" if before == settings.impl \
+        else f"; this run replaces the report of {before!r} there"
+    return f"report folder: {folder} ({how}){replaces}"
 
 
 def _impl_version(impl: str, text: str | None) -> str | None:
@@ -275,11 +308,13 @@ def _folders(text: str | None) -> tuple[str, ...]:
 
 
 def _baseline(text: str | None) -> Path | None:
-    """The --baseline file, which must exist (it is read by the reports, reports.baseline)."""
+    """The --baseline file or report folder, which must exist (it is read by the reports,
+    reports.baseline: a folder by its report.json)."""
     if not text:
         return None
-    if not Path(text).is_file():
-        raise UsageError(f"--baseline {text!r}: no such file; pass a report.json or a file from "
+    if not (Path(text).is_file() or (Path(text) / "report.json").is_file()):
+        what = "a folder without a report.json" if Path(text).is_dir() else "no such file or folder"
+        raise UsageError(f"--baseline {text!r}: {what}; pass a report folder, its report.json or a file from "
                          f"`nox -s baseline -- REPORT --out FILE`")
     return Path(text)
 
@@ -351,7 +386,7 @@ def run_info(settings: Settings, started: float, complete: bool = True, reason: 
                    duration_s=round(time.time() - started, 3), complete=complete, incomplete_reason=reason,
                    isolation=settings.isolation, timeout_s=settings.timeout, lang=settings.lang,
                    memory_limit_bytes=settings.memory_limit, forms=list(settings.forms) if settings.forms else None,
-                   impl_portable=portable(settings.impl), claim=settings.claim,
+                   impl_portable=portable(settings.impl), started_in=os.getcwd(), claim=settings.claim,
                    packing=PACKING[not settings.packing],
                    profile_label=dict(profiles.LABELS[settings.profile]),
                    profile_description=profiles.describe(settings.profile, settings.schedule_size,

@@ -25,7 +25,7 @@ from pathlib import Path
 import spec
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
-from engine.asking.loader import UsageError, model_based
+from engine.asking.loader import UsageError, located, model_based
 from engine.asking.packing import MAX_NODES
 from engine.asking.sandbox import MODES
 from engine.contract.forms import SYMBOLIC
@@ -163,8 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         others = [(load(folder), read_json(Path(folder) / "report.json")) for folder in args.others
                   if Path(folder).resolve() != args.run.resolve()]
         info = own.info
-        runner = Runner(info.impl, timeout=float(info.timeout_s), log=args.run / "replays.log",
-                        memory_limit=info.memory_limit_bytes, sandbox_mode=args.sandbox)
+        runner = Runner(located(info.impl, info.started_in), timeout=float(info.timeout_s),
+                        log=args.run / "replays.log", memory_limit=info.memory_limit_bytes, sandbox_mode=args.sandbox)
     except (Unreadable, OSError, UsageError, AttributeError, TypeError, ValueError) as exc:
         error(exc)
         return 2
