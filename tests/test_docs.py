@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 import noxfile
+import spec
 from engine.asking.loader import describe, resolve
 from engine.config.options import OPTIONS
+from tools import reference
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -38,7 +40,7 @@ def _section(text: str, heading: str) -> str:
 def test_the_index_and_the_site_list_every_page() -> None:
     index = _text("docs/index.md")
     nav = _text("mkdocs.yml")
-    for page in PAGES:
+    for page in [*PAGES, *reference.PAGES]:
         assert page in nav, f"mkdocs.yml's nav lacks {page}"
         if page != "index.md":
             assert f"({page})" in index or f"({page}#" in index, f"docs/index.md does not link {page}"
@@ -63,10 +65,13 @@ def test_performance_opens_with_the_current_figures_and_their_targets() -> None:
 
 
 def _commands() -> list[tuple[str, str]]:
-    """(page, command line) for every line of README and the docs that runs nox."""
+    """(page, command line) for every line of README, the docs and the reference made from the code
+    (the sessions' docstrings, the options' help) that runs nox."""
     found = []
-    for page in ["README.md", *(f"docs/{p}" for p in PAGES)]:
-        for line in _text(page).splitlines():
+    texts = [(page, _text(page)) for page in ["README.md", *(f"docs/{p}" for p in PAGES)]]
+    for page, text in [*texts, ("reference/options.md", reference.options()),
+                       ("reference/sessions.md", reference.sessions())]:
+        for line in text.splitlines():
             for command in re.findall(r"nox (?:-f \S+ )?-s [^`|\n]*", line):
                 found.append((page, command.split("  #")[0].strip().rstrip(".,;:)")))
     return found
@@ -89,6 +94,31 @@ def test_every_command_the_docs_show_names_a_session_and_options_that_exist() ->
             allowed = suite | SESSION_OPTIONS[name] | PYTEST_OPTIONS
             options = {w.split("=")[0] for w in words[words.index("--") + 1:] if w.startswith("-")}
             assert options <= allowed, f"{page}: {command!r} uses {sorted(options - allowed)}"
+
+
+def test_the_reference_lists_every_option_session_and_clause() -> None:
+    options, sessions, clauses = reference.options(), reference.sessions(), reference.clauses()
+    assert all(f"## `{name} {metavar}` {{#{name[2:]}}}" in options for name, metavar, *_ in OPTIONS)
+    assert all(f"## `nox -s {name}` {{#{name}}}" in sessions for name in noxfile.nox.registry.get())
+    for vspec in spec.load_all():
+        table = clauses[clauses.index(f"## ArgMin-{vspec.version} "):].split("\n## ")[0]
+        assert all(f"| {c.id} | {c.kind} | {c.basis} | {c.title} |" in table for c in vspec.clauses), vspec.version
+
+
+def test_the_reference_shows_paths_as_a_user_has_them() -> None:
+    """A default under the checkout or the home folder is not the machine's that built the site."""
+    text = reference.options()
+    assert str(ROOT) not in text and str(Path.home()) not in text
+    assert "Default: `reports/out`." in text and "~/.cache/argmin-conformance" in text
+
+
+def test_a_session_without_a_docstring_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    def undocumented() -> None:
+        pass
+
+    monkeypatch.setattr(noxfile.nox.registry, "get", lambda: {"undocumented": undocumented})
+    with pytest.raises(SystemExit, match=r"without a docstring.*undocumented"):
+        reference.sessions()
 
 
 def test_the_docs_show_report_tools_as_nox_sessions() -> None:
