@@ -41,7 +41,7 @@ from tests.report_fixtures.runs import failing_run, tensor
 from tests.test_packing import model, settings
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-DOCS = CHECKOUT / "docs" / "explanation" / "report.md"
+DOCS = CHECKOUT / "docs" / "how-to" / "regressions.md"
 IGNORES_SELECT_LAST_INDEX = f"model:{model_zoo.__file__}:ties_first_always"
 
 
@@ -69,7 +69,7 @@ def plugin_backend(compile: Callable) -> type[onnx.backend.base.Backend]:
 
 
 def run_set(backend: object, folder: Path, monkeypatch: pytest.MonkeyPatch) -> unittest.TestResult:
-    """``folder``'s tests through onnx.backend.test's runner, as docs/explanation/report.md runs them; ONNX's
+    """``folder``'s tests through onnx.backend.test's runner, as docs/how-to/regressions.md runs them; ONNX's
     own cases, which the runner loads first, are left out (they are no concern of these tests and
     take seconds to build: the e2e test runs the docs' lines as written)."""
     monkeypatch.setattr(onnx.backend.test.runner, "load_model_tests", lambda **kind: [])
@@ -253,7 +253,7 @@ def test_the_export_tool_is_a_nox_session_and_says_what_is_missing_in_one_line(t
 
 @pytest.mark.e2e
 def test_the_docs_run_a_set_with_onnx_backend_test(tmp_path: Path) -> None:
-    """docs/explanation/report.md's runner file, saved as a user would and run by pytest against the report of
+    """docs/how-to/regressions.md's runner file, saved as a user would and run by pytest against the report of
     an entry that ignores select_last_index: onnxruntime, which does not, passes every test."""
     text = DOCS.read_text(encoding="utf-8")
     block = text[text.index("<!-- regressions -->"):]
