@@ -109,7 +109,6 @@ def test_the_reference_shows_paths_as_a_user_has_them() -> None:
     """A default under the checkout or the home folder is not the machine's that built the site."""
     text = reference.options()
     assert str(ROOT) not in text and str(Path.home()) not in text
-    assert "Default: `reports/out`." in text and "~/.cache/argmin-conformance" in text
 
 
 def test_a_session_without_a_docstring_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,15 +152,19 @@ def test_every_glossary_anchor_linked_is_a_term() -> None:
             assert anchor in anchors, (page, anchor)
 
 
+TEMPLATE = DOCS / "tutorial" / "my_runtime.py"  # the tutorial's plug-in, which the pages include as it is
+
+
 def _template(folder: Path) -> Path:
-    """The first hour's template plug-in, written as a user would save it."""
-    text = _text("docs/how-to/plugins.md")
-    block = text[text.index("<!-- template -->"):]
-    start = block.index("```python\n") + 10
-    code = block[start:block.index("\n```", start)]
-    path = folder / "my_runtime.py"
-    path.write_text(code + "\n", encoding="utf-8")
+    """The template plug-in, saved as a user would save it."""
+    path = folder / TEMPLATE.name
+    path.write_text(TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("page", ["docs/how-to/plugins.md", "docs/tutorial/certify-in-an-hour.md"])
+def test_the_pages_show_the_template_as_it_is(page: str) -> None:
+    assert '```python\n--8<-- "tutorial/my_runtime.py"\n```' in _text(page)
 
 
 def test_the_template_states_its_version_and_has_the_checked_signature(tmp_path: Path) -> None:
@@ -170,19 +173,44 @@ def test_the_template_states_its_version_and_has_the_checked_signature(tmp_path:
     assert described["version"] == "0.1.0" and described["version_stated_by"] == "__version__", described
 
 
+TUTORIAL = "docs/tutorial/certify-in-an-hour.md"
+CLONE_URL = "URL_OF_THIS_REPOSITORY"  # the one word of the tutorial's commands a reader fills in
+
+
+def _tutorial_steps() -> list[tuple[str, int]]:
+    """Every line of the tutorial's shell blocks, in order, with the exit status it says (0 unless
+    the line ends in ``# exit status N``)."""
+    steps = []
+    for block in re.findall(r"```sh\n(.*?)```", _text(TUTORIAL), re.S):
+        for line in block.splitlines():
+            command, _, comment = line.partition("  #")
+            status = re.search(r"exit status (\d)", comment)
+            steps.append((command.strip(), int(status.group(1)) if status else 0))
+    return steps
+
+
+def test_the_tutorial_starts_from_a_clone_and_ends_with_a_customers_verify() -> None:
+    commands = [command for command, _ in _tutorial_steps()]
+    assert commands[0] == f"git clone {CLONE_URL} argmin-conformance" and sum(CLONE_URL in c for c in commands) == 1
+    assert "-s verify -- certificate --certificate" in commands[-1], commands[-1]
+
+
 @pytest.mark.e2e
-def test_the_template_runs_as_written_from_a_folder_outside_the_checkout(tmp_path: Path) -> None:
-    """From the folder that holds it, as the first hour says: CONFORMANT at ArgMin-13, and the
-    certificate names the version the template states."""
-    _template(tmp_path)
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # its `python` is ours
-    nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"),
-           "-s", "conformance"]
-    done = subprocess.run([*nox, "--", "--install", "onnxruntime", "--impl", "model:my_runtime.py:compile",
-                           "--profile", "quick", "--versions", "13", "--dtypes", "float,int32", "--report-dir", "out"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
-                          env={**os.environ, "PATH": path})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
-    assert report["certificate"]["implementation_version"] == "0.1.0"
-    assert [v["verdict"] for v in report["versions"]] == ["conformant"]
+def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
+    """Every command of the tutorial, in order, in one shell, from a fresh clone of this checkout
+    (its committed state: what a reader clones): each exits as the page says, the quick run is
+    CONFORMANT at ArgMin-13 with the template's version on its certificate, and the certify run is
+    a certificate."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # `python`, `nox`: ours
+    script = ["set -u"] + [f'{command.replace(CLONE_URL, shlex.quote(str(ROOT)))}; echo "$?" >> {tmp_path}/statuses'
+                           for command, _ in _tutorial_steps()]
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=5400, check=False, env={**os.environ, "PATH": path})
+    statuses = [int(s) for s in (tmp_path / "statuses").read_text().split()]
+    assert statuses == [status for _, status in _tutorial_steps()], done.stdout[-5000:] + done.stderr[-3000:]
+    folder = tmp_path / "my-runtime"
+    quick = json.loads((folder / "quick" / "report.json").read_text(encoding="utf-8"))
+    assert quick["certificate"]["implementation_version"] == "0.1.0"
+    assert [v["verdict"] for v in quick["versions"]] == ["conformant"]
+    certificate = json.loads((folder / "certificate" / "report.json").read_text(encoding="utf-8"))
+    assert certificate["certificate"]["status"] == "certificate", certificate["certificate"]["reasons"]
