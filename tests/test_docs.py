@@ -111,6 +111,14 @@ def test_the_reference_shows_paths_as_a_user_has_them() -> None:
     assert str(ROOT) not in text and str(Path.home()) not in text
 
 
+def test_the_reference_shows_text_as_written() -> None:
+    """Words from the code are plain text on the page: no emphasis, tag or table column made of
+    them, and code left as it is."""
+    assert reference._plain("a __version__ in OUT/<release>/, on|off, `nox -s a_b`") == \
+        r"a \_\_version\_\_ in OUT/&lt;release>/, on\|off, `nox -s a_b`"
+    assert reference._markdown("Run ``x_y``:\n    more\n\nNext.") == "Run `x_y`: more\n\nNext."
+
+
 def test_a_session_without_a_docstring_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
     def undocumented() -> None:
         pass

@@ -17,10 +17,19 @@ ROOT = Path(__file__).resolve().parent.parent
 _RST_LITERAL = re.compile(r"``(.+?)``", re.S)
 
 
+def _plain(text: str) -> str:
+    """Text as Markdown shows it as written, outside its `code`: ``__version__`` not bold,
+    ``OUT/<release>/`` not a tag, a | not a table's column."""
+    parts = re.split(r"(`[^`]*`)", text)  # text, code, text, ...
+    return "".join(part if i % 2 else re.sub(r"([\\*_|])", r"\\\1", part).replace("<", "&lt;")
+                   for i, part in enumerate(parts))
+
+
 def _markdown(docstring: str) -> str:
-    """A docstring as Markdown: its ``literals`` as `code`, its lines rejoined into paragraphs."""
+    """A docstring as Markdown: its ``literals`` as `code`, the rest as plain text, its lines
+    rejoined into paragraphs."""
     paragraphs = inspect.cleandoc(docstring).split("\n\n")
-    return "\n\n".join(_RST_LITERAL.sub(r"`\1`", " ".join(p.split())) for p in paragraphs)
+    return "\n\n".join(_plain(_RST_LITERAL.sub(r"`\1`", " ".join(p.split()))) for p in paragraphs)
 
 
 def _user_paths(text: str) -> str:
@@ -37,8 +46,8 @@ def options() -> str:
              "pytest (`-n 0`, `-k EXPR`, `-x`). Each takes one value, written `--option VALUE` or "
              "`--option=VALUE`.", ""]
     for name, metavar, text, default in OPTIONS:
-        lines += [f"## `{name} {metavar}` {{#{name.removeprefix('--')}}}", "", _user_paths(text[0].upper() + text[1:])
-                  + ".", ""]
+        lines += [f"## `{name} {metavar}` {{#{name.removeprefix('--')}}}", "",
+                  _plain(_user_paths(text[0].upper() + text[1:])) + ".", ""]
         if default is not None:
             lines += [f"Default: `{_user_paths(default)}`.", ""]
     return "\n".join(lines)
@@ -92,8 +101,7 @@ def clauses() -> str:
         lines += [f"- attribute `{a.name}`: default {a.default}, accepted {a.accepted()}, since {a.since}"
                   for a in vspec.attributes.values()]
         lines += ["", "| clause | kind | rests on | title | statement |", "|---|---|---|---|---|"]
-        lines += [f"| {c.id} | {c.kind} | {c.basis} | {c.title} | {c.text().replace('|', '&#124;')} |"
-                  for c in vspec.clauses]
+        lines += [f"| {c.id} | {c.kind} | {c.basis} | {c.title} | {_plain(c.text())} |" for c in vspec.clauses]
         lines.append("")
     return "\n".join(lines)
 
