@@ -181,6 +181,24 @@ def test_the_template_states_its_version_and_has_the_checked_signature(tmp_path:
     assert described["version"] == "0.1.0" and described["version_stated_by"] == "__version__", described
 
 
+@pytest.mark.e2e
+def test_the_template_runs_as_written_from_a_folder_outside_the_checkout(tmp_path: Path) -> None:
+    """From the folder that holds it, as the first hour says: CONFORMANT at ArgMin-13, and the
+    certificate names the version the template states."""
+    _template(tmp_path)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # its `python` is ours
+    nox = [sys.executable, "-m", "nox", "--no-venv", "--no-install", "-f", str(ROOT / "noxfile.py"),
+           "-s", "conformance"]
+    done = subprocess.run([*nox, "--", "--install", "onnxruntime", "--impl", "model:my_runtime.py:compile",
+                           "--profile", "quick", "--versions", "13", "--dtypes", "float,int32", "--report-dir", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
+                          env={**os.environ, "PATH": path})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["certificate"]["implementation_version"] == "0.1.0"
+    assert [v["verdict"] for v in report["versions"]] == ["conformant"]
+
+
 TUTORIAL = "docs/tutorial/certify-in-an-hour.md"
 CLONE_URL = "URL_OF_THIS_REPOSITORY"  # the one word of the tutorial's commands a reader fills in
 
