@@ -18,6 +18,7 @@ import noxfile
 import spec
 from engine.asking.loader import describe, resolve
 from engine.config.options import OPTIONS
+from tools import reference
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -39,7 +40,7 @@ def _section(text: str, heading: str) -> str:
 def test_the_index_and_the_site_list_every_page() -> None:
     index = _text("docs/index.md")
     nav = _text("mkdocs.yml")
-    for page in PAGES:
+    for page in [*PAGES, *reference.PAGES]:
         assert page in nav, f"mkdocs.yml's nav lacks {page}"
         if page != "index.md":
             assert f"({page})" in index or f"({page}#" in index, f"docs/index.md does not link {page}"
@@ -81,10 +82,13 @@ def test_every_clause_range_the_docs_state_is_the_specs() -> None:
 
 
 def _commands() -> list[tuple[str, str]]:
-    """(page, command line) for every line of README and the docs that runs nox."""
+    """(page, command line) for every line of README, the docs and the reference made from the code
+    (the sessions' docstrings, the options' help) that runs nox."""
     found = []
-    for page in ["README.md", *(f"docs/{p}" for p in PAGES)]:
-        for line in _text(page).splitlines():
+    texts = [(page, _text(page)) for page in ["README.md", *(f"docs/{p}" for p in PAGES)]]
+    for page, text in [*texts, ("reference/options.md", reference.options()),
+                       ("reference/sessions.md", reference.sessions())]:
+        for line in text.splitlines():
             for command in re.findall(r"nox (?:-f \S+ )?-s [^`|\n]*", line):
                 found.append((page, command.split("  #")[0].strip().rstrip(".,;:)")))
     return found
@@ -107,6 +111,38 @@ def test_every_command_the_docs_show_names_a_session_and_options_that_exist() ->
             allowed = suite | SESSION_OPTIONS[name] | PYTEST_OPTIONS
             options = {w.split("=")[0] for w in words[words.index("--") + 1:] if w.startswith("-")}
             assert options <= allowed, f"{page}: {command!r} uses {sorted(options - allowed)}"
+
+
+def test_the_reference_lists_every_option_session_and_clause() -> None:
+    options, sessions, clauses = reference.options(), reference.sessions(), reference.clauses()
+    assert all(f"## `{name} {metavar}` {{#{name[2:]}}}" in options for name, metavar, *_ in OPTIONS)
+    assert all(f"## `nox -s {name}` {{#{name}}}" in sessions for name in noxfile.nox.registry.get())
+    for vspec in spec.load_all():
+        table = clauses[clauses.index(f"## ArgMin-{vspec.version} "):].split("\n## ")[0]
+        assert all(f"| {c.id} | {c.kind} | {c.basis} | {c.title} |" in table for c in vspec.clauses), vspec.version
+
+
+def test_the_reference_shows_paths_as_a_user_has_them() -> None:
+    """A default under the checkout or the home folder is not the machine's that built the site."""
+    text = reference.options()
+    assert str(ROOT) not in text and str(Path.home()) not in text
+
+
+def test_the_reference_shows_text_as_written() -> None:
+    """Words from the code are plain text on the page: no emphasis, tag or table column made of
+    them, and code left as it is."""
+    assert reference._plain("a __version__ in OUT/<release>/, on|off, `nox -s a_b`") == \
+        r"a \_\_version\_\_ in OUT/&lt;release>/, on\|off, `nox -s a_b`"
+    assert reference._markdown("Run ``x_y``:\n    more\n\nNext.") == "Run `x_y`: more\n\nNext."
+
+
+def test_a_session_without_a_docstring_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    def undocumented() -> None:
+        pass
+
+    monkeypatch.setattr(noxfile.nox.registry, "get", lambda: {"undocumented": undocumented})
+    with pytest.raises(SystemExit, match=r"without a docstring.*undocumented"):
+        reference.sessions()
 
 
 def test_the_docs_show_report_tools_as_nox_sessions() -> None:
@@ -141,15 +177,19 @@ def test_every_glossary_anchor_linked_is_a_term() -> None:
             assert anchor in anchors, (page, anchor)
 
 
+TEMPLATE = DOCS / "tutorial" / "my_runtime.py"  # the tutorial's plug-in, which the pages include as it is
+
+
 def _template(folder: Path) -> Path:
-    """The first hour's template plug-in, written as a user would save it."""
-    text = _text("docs/how-to/plugins.md")
-    block = text[text.index("<!-- template -->"):]
-    start = block.index("```python\n") + 10
-    code = block[start:block.index("\n```", start)]
-    path = folder / "my_runtime.py"
-    path.write_text(code + "\n", encoding="utf-8")
+    """The template plug-in, saved as a user would save it."""
+    path = folder / TEMPLATE.name
+    path.write_text(TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("page", ["docs/how-to/plugins.md", "docs/tutorial/certify-in-an-hour.md"])
+def test_the_pages_show_the_template_as_it_is(page: str) -> None:
+    assert '```python\n--8<-- "tutorial/my_runtime.py"\n```' in _text(page)
 
 
 def test_the_template_states_its_version_and_has_the_checked_signature(tmp_path: Path) -> None:
@@ -179,3 +219,46 @@ def test_the_template_runs_as_written_from_a_folder_outside_the_checkout(tmp_pat
     done = subprocess.run(verify, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
                           env={**os.environ, "PATH": path})
     assert "PASS rerun: a new run gives the same results digest" in done.stdout, done.stdout[-3000:] + done.stderr
+
+
+TUTORIAL = "docs/tutorial/certify-in-an-hour.md"
+CLONE_URL = "URL_OF_THIS_REPOSITORY"  # the one word of the tutorial's commands a reader fills in
+
+
+def _tutorial_steps() -> list[tuple[str, int]]:
+    """Every line of the tutorial's shell blocks, in order, with the exit status it says (0 unless
+    the line ends in ``# exit status N``)."""
+    steps = []
+    for block in re.findall(r"```sh\n(.*?)```", _text(TUTORIAL), re.S):
+        for line in block.splitlines():
+            command, _, comment = line.partition("  #")
+            status = re.search(r"exit status (\d)", comment)
+            steps.append((command.strip(), int(status.group(1)) if status else 0))
+    return steps
+
+
+def test_the_tutorial_starts_from_a_clone_and_ends_with_a_customers_verify() -> None:
+    commands = [command for command, _ in _tutorial_steps()]
+    assert commands[0] == f"git clone {CLONE_URL} argmin-conformance" and sum(CLONE_URL in c for c in commands) == 1
+    assert "-s verify -- certificate --certificate" in commands[-1], commands[-1]
+
+
+@pytest.mark.e2e
+def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
+    """Every command of the tutorial, in order, in one shell, from a fresh clone of this checkout
+    (its committed state: what a reader clones): each exits as the page says, the quick run is
+    CONFORMANT at ArgMin-13 with the template's version on its certificate, and the certify run is
+    a certificate."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # `python`, `nox`: ours
+    script = ["set -u"] + [f'{command.replace(CLONE_URL, shlex.quote(str(ROOT)))}; echo "$?" >> {tmp_path}/statuses'
+                           for command, _ in _tutorial_steps()]
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=5400, check=False, env={**os.environ, "PATH": path})
+    statuses = [int(s) for s in (tmp_path / "statuses").read_text().split()]
+    assert statuses == [status for _, status in _tutorial_steps()], done.stdout[-5000:] + done.stderr[-3000:]
+    folder = tmp_path / "my-runtime"
+    quick = json.loads((folder / "quick" / "report.json").read_text(encoding="utf-8"))
+    assert quick["certificate"]["implementation_version"] == "0.1.0"
+    assert [v["verdict"] for v in quick["versions"]] == ["conformant"]
+    certificate = json.loads((folder / "certificate" / "report.json").read_text(encoding="utf-8"))
+    assert certificate["certificate"]["status"] == "certificate", certificate["certificate"]["reasons"]

@@ -45,7 +45,7 @@ from tests.report_fixtures.runs import failing_run, passing_run, refusing_run, t
 from tests.test_packing import model, settings
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-DOCS = CHECKOUT / "docs" / "explanation" / "report.md"
+DOCS = CHECKOUT / "docs" / "how-to" / "regressions.md"
 IGNORES_SELECT_LAST_INDEX = f"model:{model_zoo.__file__}:ties_first_always"
 ONNXRUNTIME = ["--argmin-backend", "onnxruntime.backend"]
 REFERENCE = ["--argmin-model-plugin", f"{CHECKOUT / 'tests' / 'impls' / 'model_reference.py'}:compile"]
@@ -481,7 +481,7 @@ def test_the_export_tool_is_a_nox_session_and_says_what_is_missing_in_one_line(t
 
 @pytest.mark.e2e
 def test_the_docs_run_a_set_as_a_ci_would(tmp_path: Path) -> None:
-    """docs/explanation/report.md's command, run as written against the report of a real run (its NaN census
+    """docs/how-to/regressions.md's command, run as written against the report of a real run (its NaN census
     crashes included) of a runtime that aborts on NaN: the reference evaluator passes every test,
     the runtime fails exactly its must-not-crash tests."""
     text = DOCS.read_text(encoding="utf-8")
