@@ -247,10 +247,10 @@ def adequacy(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """The project's speed figures, each next to its target: the suite's own costs, certify against
-    onnxruntime, the seven built-in runtimes side by side at the standard profile (all versions:
-    an hour), and where a judged case's time goes per runtime: ``nox -s bench -- [--repeat N]
-    [--skip-runs] [--runtimes onnxruntime,tvm] [--runtimes-profile certify] [--impls
-    +tvm,tinygrad,iree] [--versions 13] [--profile quick]``."""
+    onnxruntime, the seven built-in runtimes side by side at the standard profile, cold and warm
+    (all versions: hours), and where a judged case's time goes per runtime: ``nox -s bench --
+    [--repeat N] [--skip-runs] [--runtimes onnxruntime,tvm] [--runtimes-profile certify]
+    [--runtimes-schedule auto,off] [--impls +tvm,tinygrad,iree] [--versions 13] [--profile quick]``."""
     debian(session, _RUNTIME_COMMANDS, "the built-in runtimes")
     session.install(*RUNTIME, *nox.project.dependency_groups(PYPROJECT, "test"))
     session.run("python", "benchmarks/bench_all.py", *session.posargs)

@@ -13,7 +13,8 @@ Run from the checkout: ``python benchmarks/bench_all.py [--repeat N] [--skip-run
    door: suite time (the run's own duration) and wall time; and a standard run in one process
    (``-n 0``) and on every core (the default), its wall times, their ratio, and whether the
    verdicts agree; then the built-in runtimes side by side (bench_runtimes: ``--runtimes``, at
-   ``--runtimes-profile``), each against its target;
+   ``--runtimes-profile``, each cold then warm, within schedules and with ``--runtimes-schedule
+   auto,off`` drawing freely beside), each against its target: models, nodes, seconds;
 4. the oracle's cost on 10^7 elements (bench_oracle);
 5. where a judged case's time goes, per runtime (bench_breakdown: generate, transfer,
    implementation, oracle, judge, record), and the implementation's share of it.
@@ -115,8 +116,10 @@ def runs(args: argparse.Namespace) -> None:
         options = ["--profile", args.runtimes_profile, "--seed", "7"]
         measured = []
         for impl in args.runtimes.split(","):
-            measured.append(bench_runtimes.measure(impl, options, "fresh"))
-            print(f"  {impl}: {measured[-1].wall:.0f} s wall", flush=True)
+            for schedule in args.runtimes_schedule.split(","):
+                measured += bench_runtimes.measure(impl, options, ("cold", "warm"), schedule)
+                print(f"  {impl}, schedule {schedule}: {measured[-2].wall:.0f} s cold, {measured[-1].wall:.0f} s "
+                      f"warm", flush=True)
         bench_runtimes.report(measured, args.runtimes_profile, options, all_versions=True)
 
 
@@ -127,6 +130,9 @@ def main() -> int:
     parser.add_argument("--runtimes", default=",".join(bench_runtimes.BUILT_IN),
                         help="built-in runtimes to run side by side, all versions (default: all seven; '' for none)")
     parser.add_argument("--runtimes-profile", default="standard")
+    parser.add_argument("--runtimes-schedule", default="auto",
+                        help="--schedule values each runtime runs with, cold then warm: auto (default), or auto,off "
+                             "for the free draw beside it")
     bench_breakdown.add_arguments(parser)
     args = parser.parse_args()
     if args.repeat < 1:

@@ -79,9 +79,9 @@ def test_the_merge_job_names_a_real_baseline_and_the_sessions_exist(name: str) -
 
 
 def test_the_ci_page_says_where_the_recipes_baseline_comes_from() -> None:
-    """docs/ci.md names the profile and suite commit of the run ci-examples/baseline.json was written from."""
+    """docs/how-to/ci.md names the profile and suite commit of the run ci-examples/baseline.json was written from."""
     written = json.loads((RECIPES / "baseline.json").read_text(encoding="utf-8"))
-    page = " ".join((ROOT / "docs" / "ci.md").read_text(encoding="utf-8").split())
+    page = " ".join((ROOT / "docs" / "how-to" / "ci.md").read_text(encoding="utf-8").split())
     assert f"from the report of a {written['profile']} run at `{written['suite_commit'][:7]}`" in page
 
 

@@ -410,5 +410,5 @@ def test_what_the_filter_denies_is_named_only_where_it_is_loaded() -> None:
 
 
 def test_the_sandbox_page_says_why_each_call_is_refused() -> None:
-    page = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "explanation" / "sandbox.md").read_text(encoding="utf-8")
     assert [name for name in sandbox.REFUSED if f"`{name}`" not in page] == []

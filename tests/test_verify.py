@@ -265,7 +265,7 @@ def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsy
 
 def test_the_report_page_names_every_check_verify_makes(quick: Path) -> None:
     names = [check.name for check in verify(quick, here=CLEAN, say=str)]
-    section = (ROOT / "docs" / "report.md").read_text(encoding="utf-8").split("The checks, in order:")[1][:2500]
+    section = (ROOT / "docs" / "explanation" / "report.md").read_text(encoding="utf-8").split("The checks, in order:")[1][:2500]
     assert len(names) == 8 and [name for name in [*names, "rerun"] if f"`{name}`" not in section] == []
 
 
@@ -301,7 +301,7 @@ def test_a_reports_plugin_file_is_found_from_where_verify_starts_then_where_the_
     assert "\n" not in str(raised.value)
 
 
-# A plug-in run as docs/plugins.md says: from the plug-in's own folder, outside the checkout, its
+# A plug-in run as docs/how-to/plugins.md says: from the plug-in's own folder, outside the checkout, its
 # file named by a relative path, with the checkout on the import path as nox puts it there.
 VENDOR = ["--impl", "my_argmin.py:argmin", "--versions", "13", "--dtypes", "float", "--profile", "quick", "--seed",
           "5", "--isolation", "none", "--report-dir", "out"]
