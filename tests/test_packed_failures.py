@@ -67,10 +67,13 @@ def test_a_layout_is_checked_against_the_calls_it_names() -> None:
     layouts = Layouts(calls)
     with pytest.raises(protocol.Malformed):
         layouts.packed(worker.SAME, 0, unit, 0)  # no layout told before
-    packed = layouts.packed((1, 0, -1), 1, unit, 0)
+    first_of_rank_2 = -1 - len(spec.load(13).signatures(1))  # a dummy's code counts every rank's signatures
+    packed = layouts.packed((1, 0, first_of_rank_2, -1), 1, unit, 0)
     assert [node.data is calls[i][0] for node, i in zip(packed.nodes[:2], (1, 0), strict=True)] == [True, True]
-    dummy = packed.nodes[2]
+    dummy, other = packed.nodes[2:]
     assert dummy.dummy and dummy.data.shape == (1, 1) and dummy.attributes == spec.load(13).signatures(2)[0]
+    assert other.dummy and other.data.shape == (1,) and other.attributes == spec.load(13).signatures(1)[0], \
+        "a model's dummies may be of other ranks than its calls (a schedule's model holds every rank)"
     assert layouts.packed(worker.SAME, 0, unit, 1).nodes is packed.nodes, "a model's nodes are made once"
     for layout, position, at in (((1, 0), 0, 0), ((0, 3), 0, 0), ((0, -10_000), 0, 0), ((0, 1), 2, 0)):
         with pytest.raises(protocol.Malformed):  # another call at the node; no such call, signature or node

@@ -1,17 +1,22 @@
-"""Signature models: in the symbolic form, one compiled model per (version, element type, rank)
-holding a node for every valid attribute signature of that rank (``spec.VersionSpec.signatures``:
-720 at ArgMin-12 and -13 over ranks 1 to 8, 132 at ArgMin-1), reused for every case of that rank
-whatever its shape: each call feeds the cases into the nodes of their signatures and a small input
-(all ones in shape, zeros in value) into the others.
+"""Signature models: in the symbolic form, one compiled model holding a node for each of a set of
+valid attribute signatures (a node's input rank and attributes), reused for every case of those
+signatures whatever its shape: each call feeds the cases into the nodes of their signatures and a
+small input (all ones in shape, zeros in value) into the others.
 
-A runtime that compiles (TVM, IREE, OpenVINO) pays per node, so a packed model of the cases of
-one batch costs about as much as the nodes it holds, and is never asked again; a signature model
-costs its signatures once. Which is cheaper depends on how many cases a rank gets: at the standard
-profile the high ranks get a few dozen cases against 99 to 153 signatures, at certify hundreds.
-So a rank's cases go through packs until as many of them have been asked as the rank has
-signatures, then through its signature model (the rent-or-buy rule: never more than twice what
-the cheaper choice would have cost); a model already compiled (in this process, or in the compile
-cache by another) is used at once.
+Which signatures a model holds:
+
+- Drawing freely: every signature of one rank (``spec.VersionSpec.signatures``: 720 at
+  ArgMin-12 and -13 over ranks 1 to 8, 132 at ArgMin-1), one model per (version, element type,
+  rank). A runtime that compiles (TVM, IREE, OpenVINO) pays per node, so a packed model of the
+  cases of one batch costs about as much as the nodes it holds, and is never asked again; a
+  signature model costs its signatures once. Which is cheaper depends on how many cases a rank
+  gets: at the standard profile the high ranks get a few dozen cases against 99 to 153
+  signatures, at certify hundreds. So a rank's cases go through packs until as many of them have
+  been asked as the rank has signatures, then through its signature model (the rent-or-buy rule:
+  never more than twice what the cheaper choice would have cost); a model already compiled (in
+  this process, or in the compile cache by another) is used at once.
+- Within a schedule (generators.schedule): the schedule's signatures, every rank in one model per
+  (version, element type), compiled at once: every case of the test is one of them.
 
 A signature model that does not compile, or does not answer its small inputs, is split in halves
 (a half that compiles serves its signatures; a failing half is split again while its sibling
@@ -23,7 +28,6 @@ models."""
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,33 +37,32 @@ import numpy as np
 import onnx
 
 import spec
-from engine.contract.adapters import Schedule
+from engine.contract.adapters import Schedule, dummy_codes
 
 from .models import Declared, packed_model
 
 Key = tuple[int, str, int]  # (version, dtype, rank)
 Signature = tuple[tuple[str, int], ...]
+Slot = tuple[int, Signature]  # a node's (input rank, attributes)
 
 
 def signature(attributes: Mapping[str, int]) -> Signature:
     return tuple(sorted(attributes.items()))
 
 
-@functools.cache
-def _codes(opset: int, rank: int) -> dict[Signature, int]:
-    """Each signature's index among ``spec``'s signatures of ``rank``: how a Layout names a dummy's."""
-    return {signature(s): index for index, s in enumerate(spec.load(opset).signatures(rank))}
+def _dummy(rank: int, dtype: np.dtype) -> np.ndarray:
+    return np.zeros((1,) * rank, dtype)
 
 
 @dataclass(frozen=True)
 class Part:
-    """A compiled model serving some signatures of one rank: ``slots`` maps each to its node."""
+    """A compiled model serving some signatures: ``slots`` maps each to its node."""
 
     run: Callable[..., Sequence[Any]]
     declared: Sequence[Declared] | None
-    slots: Mapping[Signature, int]
-    dummy: np.ndarray  # what a node without a case is fed
-    dummies: tuple[int, ...]  # its Layout with every node fed the dummy (engine.asking.worker.Layout)
+    slots: Mapping[Slot, int]
+    dummies: tuple[np.ndarray, ...]  # what each node is fed when no case takes it
+    codes: tuple[int, ...]  # its Layout with every node fed its dummy (engine.contract.adapters.Layout)
 
     @property
     def nodes(self) -> int:
@@ -91,43 +94,42 @@ class SignatureModels:
         # tens of milliseconds, and until a rank is worth its model every batch asks whether the
         # compile cache holds it.
         self._models: dict[Key, onnx.ModelProto] = {}
-        self._schedules: dict[tuple[Key, tuple[Signature, ...]], list[Part]] = {}  # a schedule's models, by rank
+        self._schedules: dict[tuple, list[Part]] = {}  # a schedule's models, by version, type and slots
 
     def serve(self, datas: Sequence[np.ndarray], opset: int, attributes: Sequence[Mapping[str, int]],
               schedule: Schedule | None = None) -> dict[int, Served]:
         """The answers of the cases a signature model serves, by index; the others are left to
-        the caller (packs). With a ``schedule`` (the signatures a test draws its cases within), a
-        rank's model holds the schedule's signatures of that rank, compiled at once: the test's
-        every case of that rank is one of them. Raises what running a model raises."""
+        the caller (packs). With a ``schedule`` (the signatures a test draws its cases within),
+        one model of the schedule's signatures, compiled at once, serves them. Raises what
+        running a model raises."""
         served: dict[int, Served] = {}
-        by_rank: dict[Key, list[int]] = {}
+        codes = dummy_codes(opset)
+        groups: dict[tuple, list[int]] = {}
         for index, data in enumerate(datas):
-            by_rank.setdefault((opset, data.dtype.str, data.ndim), []).append(index)
-        for (version, dtype, rank), indices in by_rank.items():
-            # Only cases of valid signatures count towards a rank's model (census inputs with an
+            rank = None if schedule else data.ndim
+            groups.setdefault((data.dtype.str, rank), []).append(index)
+        for (_, rank), indices in groups.items():
+            # Only cases of valid signatures count towards a model (census inputs with an
             # attribute outside its list are asked through packs whatever it holds).
-            cases = [(i, datas[i], signature(attributes[i])) for i in indices]
-            cases = [case for case in cases if case[2] in _codes(version, rank)]
+            cases = [(i, datas[i], (datas[i].ndim, signature(attributes[i]))) for i in indices]
+            cases = [case for case in cases if case[2] in codes]
             if not cases:
                 continue
+            dtype = datas[indices[0]].dtype
             if schedule:
-                parts = self._scheduled((version, dtype, rank), datas[indices[0]].dtype,
-                                        tuple(s for r, s in schedule if r == rank and s in _codes(version, rank)))
+                parts = self._scheduled(opset, dtype, tuple(slot for slot in schedule if slot in codes))
             else:
-                parts = self._parts_for((version, dtype, rank), datas[indices[0]].dtype, len(cases))
+                parts = self._parts_for((opset, dtype.str, rank), dtype, len(cases))
             if parts:
                 self._run(parts, cases, served)
         return served
 
-    def _scheduled(self, key: Key, dtype: np.dtype, signatures: tuple[Signature, ...]) -> list[Part]:
-        """The compiled parts of the model of a schedule's ``signatures`` of one rank."""
-        if not signatures:
-            return []
-        opset, _, rank = key
-        found = self._schedules.get((key, signatures))
-        if found is None:
-            found = self._schedules[key, signatures] = self._split(opset, dtype, rank, list(signatures))
-        return found
+    def _scheduled(self, opset: int, dtype: np.dtype, slots: tuple[Slot, ...]) -> list[Part]:
+        """The compiled parts of the model of a schedule's ``slots``."""
+        key = (opset, dtype.str, slots)
+        if key not in self._schedules:
+            self._schedules[key] = self._split(opset, dtype, list(slots)) if slots else []
+        return self._schedules[key]
 
     def _parts_for(self, key: Key, dtype: np.dtype, count: int) -> list[Part]:
         """The compiled parts of ``key``'s signature model, where it is worth using now."""
@@ -136,94 +138,92 @@ class SignatureModels:
         opset, _, rank = key
         if rank == 0:
             return []
-        signatures = [signature(s) for s in spec.load(opset).signatures(rank)]
+        slots = [(rank, signature(s)) for s in spec.load(opset).signatures(rank)]
         if key not in self._models:
-            self._models[key] = self._model(opset, dtype, rank, signatures)
+            self._models[key] = self._model(opset, dtype, slots)
         model = self._models[key]
-        if self._asked[key] < len(signatures) and not self._cached(model):
+        if self._asked[key] < len(slots) and not self._cached(model):
             self._asked[key] += count
             return []
-        self._parts[key] = self._split(opset, dtype, rank, signatures, model)
+        self._parts[key] = self._split(opset, dtype, slots, model)
         del self._models[key]
         return self._parts[key]
 
     @staticmethod
-    def _model(opset: int, dtype: np.dtype, rank: int, signatures: Sequence[Signature]) -> onnx.ModelProto:
-        dummy = np.zeros((1,) * rank, dtype)
-        return packed_model("symbolic", [dummy] * len(signatures), opset, [dict(s) for s in signatures])
+    def _model(opset: int, dtype: np.dtype, slots: Sequence[Slot]) -> onnx.ModelProto:
+        return packed_model("symbolic", [_dummy(rank, dtype) for rank, _ in slots], opset,
+                            [dict(s) for _, s in slots])
 
-    def _split(self, opset: int, dtype: np.dtype, rank: int, signatures: list[Signature],
+    def _split(self, opset: int, dtype: np.dtype, slots: list[Slot],
                model: onnx.ModelProto | None = None) -> list[Part]:
-        """Parts covering what compiles of ``signatures``: all of them in one, else halves; a
-        failing half is split again only where its sibling compiled."""
+        """Parts covering what compiles of ``slots``: all of them in one, else halves; a failing
+        half is split again only where its sibling compiled."""
         try:
-            part = self._part(opset, dtype, rank, signatures, model)
+            part = self._part(opset, dtype, slots, model)
         except NotImplementedError:
             return []  # the runtime does not support the type (or the rank): packs say so case by case
         if part is not None:
             return [part]
-        if len(signatures) == 1:
+        if len(slots) == 1:
             return []
-        half = len(signatures) // 2
-        first, second = (self._tried(opset, dtype, rank, chunk) for chunk in (signatures[:half], signatures[half:]))
+        half = len(slots) // 2
+        first, second = (self._tried(opset, dtype, chunk) for chunk in (slots[:half], slots[half:]))
         if first is None and second is None:
             return []  # the rank (or something every half holds) does not compile: packs instead
         parts = []
-        for found, chunk in ((first, signatures[:half]), (second, signatures[half:])):
-            parts += [found] if found is not None else self._split(opset, dtype, rank, chunk)
+        for found, chunk in ((first, slots[:half]), (second, slots[half:])):
+            parts += [found] if found is not None else self._split(opset, dtype, chunk)
         return parts
 
-    def _tried(self, opset: int, dtype: np.dtype, rank: int, signatures: Sequence[Signature]) -> Part | None:
+    def _tried(self, opset: int, dtype: np.dtype, slots: Sequence[Slot]) -> Part | None:
         try:
-            return self._part(opset, dtype, rank, signatures)
+            return self._part(opset, dtype, slots)
         except NotImplementedError:
             return None
 
-    def _part(self, opset: int, dtype: np.dtype, rank: int, signatures: Sequence[Signature],
+    def _part(self, opset: int, dtype: np.dtype, slots: Sequence[Slot],
               model: onnx.ModelProto | None = None) -> Part | None:
-        """The compiled model of ``signatures``, checked on its small inputs; None where it fails,
+        """The compiled model of ``slots``, checked on its small inputs; None where it fails,
         NotImplementedError where the runtime says it does not support it."""
-        model = model or self._model(opset, dtype, rank, signatures)
-        dummy = np.zeros((1,) * rank, dtype)
+        model = model or self._model(opset, dtype, slots)
+        dummies = tuple(_dummy(rank, dtype) for rank, _ in slots)
         try:
             compiled = self._compile(model)
-            outputs = compiled.run(*[self._feed(dummy)] * len(signatures))
+            outputs = compiled.run(*[self._feed(dummy) for dummy in dummies])
         except NotImplementedError:
             raise
         except Exception:
             return None
-        if not isinstance(outputs, (list, tuple)) or len(outputs) != len(signatures):
+        if not isinstance(outputs, (list, tuple)) or len(outputs) != len(slots):
             return None  # a runtime (or model: plug-in) that gives one output only
-        codes = _codes(opset, rank)
-        return Part(compiled.run, compiled.declared, {s: node for node, s in enumerate(signatures)}, dummy,
-                    tuple(-1 - codes[s] for s in signatures))
+        codes = dummy_codes(opset)
+        return Part(compiled.run, compiled.declared, {slot: node for node, slot in enumerate(slots)}, dummies,
+                    tuple(-1 - codes[slot] for slot in slots))
 
-    def _run(self, parts: list[Part], cases: list[tuple[int, np.ndarray, Signature]],
-             served: dict[int, Served]) -> None:
-        """Answer ``cases`` (index, input, signature) through ``parts``: in rounds, each round
-        one case per node (a signature asked twice takes two rounds)."""
-        owner = {s: part for part in parts for s in part.slots}
+    def _run(self, parts: list[Part], cases: list[tuple[int, np.ndarray, Slot]], served: dict[int, Served]) -> None:
+        """Answer ``cases`` (index, input, slot) through ``parts``: in rounds, each round one case
+        per node (a signature asked twice takes two rounds)."""
+        owner = {slot: part for part in parts for slot in part.slots}
         pending = [case for case in cases if case[2] in owner]
         while pending:
-            taken: dict[Signature, tuple[int, np.ndarray, Signature]] = {}
+            taken: dict[Slot, tuple[int, np.ndarray, Slot]] = {}
             for case in pending:
                 taken.setdefault(case[2], case)
             for part in parts:
-                mine = {s: case for s, case in taken.items() if owner[s] is part}
+                mine = {slot: case for slot, case in taken.items() if owner[slot] is part}
                 if mine:
                     self._ask(part, mine, served)
             pending = [case for case in pending if case[0] not in served]
 
-    def _ask(self, part: Part, cases: Mapping[Signature, tuple[int, np.ndarray, Signature]],
-             served: dict[int, Served]) -> None:
-        inputs, layout = [part.dummy] * part.nodes, list(part.dummies)
-        for s, (index, data, _) in cases.items():
-            inputs[part.slots[s]], layout[part.slots[s]] = data, index
+    def _ask(self, part: Part, cases: Mapping[Slot, tuple[int, np.ndarray, Slot]], served: dict[int, Served]) -> None:
+        inputs, layout = list(part.dummies), list(part.codes)
+        for slot, (index, data, _) in cases.items():
+            inputs[part.slots[slot]], layout[part.slots[slot]] = data, index
         outputs = part.run(*[self._feed(data) for data in inputs])
         if not isinstance(outputs, (list, tuple)) or len(outputs) != part.nodes:
             raise RuntimeError(f"a signature model of {part.nodes} nodes gave {type(outputs).__name__} outputs")
         fed = tuple(layout)
-        for s, (index, _, _) in cases.items():
-            node = part.slots[s]
+        for slot, (index, _, _) in cases.items():
+            node = part.slots[slot]
             served[index] = Served(outputs[node], part.declared[node] if part.declared else None, part.nodes, fed,
                                    node)

@@ -56,7 +56,7 @@ import numpy as np
 import spec
 from engine.asking import protocol
 from engine.asking.calls import CallArgs, Node, Packed, Reply
-from engine.contract.adapters import SAME, Layout
+from engine.contract.adapters import SAME, Layout, dummy_slots
 from engine.contract.forms import INITIALIZER, STATIC, SYMBOLIC
 from results.outcomes import OK, UNSUPPORTED
 
@@ -231,7 +231,7 @@ def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
     if shown is None:
         return None
     left = asks - 1
-    dummy = next((node.data for node in found.nodes if node.dummy), None)
+    dummies = any(node.dummy for node in found.nodes)
     kept = list(range(len(found.nodes)))  # the nodes of ``found`` still there
     fed: set[int] = set()  # nodes of ``found`` fed a dummy instead of their case
     others = [i for i, node in enumerate(found.nodes) if i != found.position and not node.dummy]
@@ -239,7 +239,7 @@ def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
     while others and left > 0:
         dropped = False
         for part in [set(others[start:start + size]) for start in range(0, len(others), size)]:
-            nodes, position = _without(found, kept, fed | part, dummy)
+            nodes, position = _without(found, kept, fed | part, dummies)
             if left == 0 or len(nodes) < 2:
                 continue  # one node is a one-node model, which answers right
             left -= 1
@@ -247,7 +247,7 @@ def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
             if answered is not None:
                 shown, dropped = answered, True
                 others = [i for i in others if i not in part]
-                if dummy is None:
+                if not dummies:
                     kept = [i for i in kept if i not in part]
                 else:
                     fed |= part
@@ -258,11 +258,12 @@ def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
     return shown
 
 
-def _without(found: Packed, kept: list[int], dropped: set[int], dummy: np.ndarray | None) -> tuple[list[Node], int]:
-    """The nodes of ``found`` in ``kept`` but for ``dropped`` (fed ``dummy`` instead where there is
-    one), and the case's node among them."""
-    if dummy is not None:
-        nodes = [Node(dummy, found.nodes[i].attributes, True) if i in dropped else found.nodes[i] for i in kept]
+def _without(found: Packed, kept: list[int], dropped: set[int], dummies: bool) -> tuple[list[Node], int]:
+    """The nodes of ``found`` in ``kept`` but for ``dropped`` (fed a dummy of their rank instead,
+    in a signature model, which has ``dummies``), and the case's node among them."""
+    if dummies:
+        nodes = [Node(np.zeros((1,) * found.nodes[i].data.ndim, found.nodes[i].data.dtype), found.nodes[i].attributes,
+                      True) if i in dropped else found.nodes[i] for i in kept]
         return nodes, kept.index(found.position)
     remaining = [i for i in kept if i not in dropped]
     return [found.nodes[i] for i in remaining], remaining.index(found.position)
@@ -311,11 +312,6 @@ def _smaller(data: np.ndarray, single: bool) -> list[np.ndarray]:
 MAX_NODES = 1024  # no model the suite builds has more nodes (a signature model of rank 8 has 153)
 
 
-@functools.cache
-def _signatures(version: int, rank: int) -> tuple[dict[str, int], ...]:
-    return spec.load(version).signatures(rank)
-
-
 class Layouts:
     """The packed models that replies name by layout (engine.contract.adapters.Layout), rebuilt from the
     calls asked: a request's replies tell a model's layout once, then SAME (worker.serve), and
@@ -346,9 +342,14 @@ class Layouts:
         """What makes the layout's nodes, once it is known to name only calls of the unit and
         signatures of the rank."""
         data, version, _, _ = self._calls[unit[at]]
-        signatures = _signatures(version, data.ndim)
-        if not -len(signatures) <= min(layout) <= max(layout) < len(unit):
+        slots = dummy_slots(version)
+        if not -len(slots) <= min(layout) <= max(layout) < len(unit):
             raise protocol.Malformed("a layout naming no call of its pack and no signature")
-        calls, dummy = self._calls, np.zeros((1,) * data.ndim, data.dtype)
-        return functools.cache(lambda: tuple(Node(calls[unit[entry]][0], calls[unit[entry]][2]) if entry >= 0
-                                             else Node(dummy, signatures[-1 - entry], True) for entry in layout))
+        calls = self._calls
+
+        def node(entry: int) -> Node:
+            if entry >= 0:
+                return Node(calls[unit[entry]][0], calls[unit[entry]][2])
+            rank, attributes = slots[-1 - entry]
+            return Node(np.zeros((1,) * rank, data.dtype), dict(attributes), True)
+        return functools.cache(lambda: tuple(node(entry) for entry in layout))
