@@ -5,24 +5,20 @@ per signature where the free draw costs about one per case (counted on the fake 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import sys
-from collections import Counter
 
 import hypothesis
 import pytest
 from hypothesis import strategies as st
 
 import spec
+from benchmarks.bench_schedule import count
 from engine.asking.loader import UsageError
 from engine.config.options import validate
-from engine.config.plan import SUITES, Task, plan
+from engine.config.plan import Task
 from engine.config.schedules import record, task_schedule
-from engine.judging.run import run_task
 from engine.judging.run import test_cases as cases_of
-from engine.judging.session import Nonconformance, Session
-from generators import profiles, schedule, semantic_cases
+from generators import schedule, semantic_cases
 from generators.floor import semantic_floor
 from generators.schedule import SIZES, Entry, pinned
 from generators.shapes import MAX_RANK
@@ -146,33 +142,12 @@ def test_only_the_symbolic_property_and_census_tests_are_scheduled() -> None:
                                 "shapes": 0} and record(settings)["signatures"] > 100
 
 
-def _nodes(profile: str, versions: str, scheduled: str) -> tuple[Counter, Counter, Counter]:
-    """Models and nodes the fake compiler compiled per (suite, form), in-process, and cases judged per suite."""
-    settings = validate({"impl": FAKE, "profile": profile, "seed": "7", "versions": versions, "isolation": "none",
-                         "compile_cache": "off", "schedule": scheduled})
-    profiles.register()
-    session, models, nodes, cases = Session(settings), Counter(), Counter(), Counter()
-    try:
-        for suite in SUITES:
-            for task in plan(settings, suite):
-                with contextlib.suppress(Nonconformance):
-                    run_task(session, task, f"{suite}[{task.id}]")
-                results, _, usage, _ = session.take_new()
-                cases.update(result.suite for result in results)
-                for used in usage:
-                    models[used.suite, used.form] += used.compiles
-                    nodes[used.suite, used.form] += used.nodes
-    finally:
-        session.close()
-    return models, nodes, cases
-
-
 def test_the_schedule_compiles_a_fraction_of_the_nodes_and_asks_as_many_cases() -> None:
-    """The fake compiler, quick, ArgMin-13: the symbolic property tests compile one node per
-    signature instead of about one per case, and ask as many valid and census cases (rejection
-    asks fewer invalid models, REJECTION_BUDGET)."""
-    _, free, free_cases = _nodes("quick", "13", "off")
-    _, scheduled, cases = _nodes("quick", "13", "auto")
+    """The fake compiler, quick, ArgMin-13, three types: the symbolic property tests compile one
+    node per signature instead of about one per case, and ask as many valid and census cases
+    (rejection asks fewer invalid models, REJECTION_BUDGET)."""
+    _, free, free_cases = count("quick", "13", "off", "float,int32,uint8")
+    _, scheduled, cases = count("quick", "13", "auto", "float,int32,uint8")
     symbolic = ("property", "symbolic")
     assert free[symbolic] >= 3.5 * scheduled[symbolic], (free, scheduled)
     assert sum(free.values()) >= 1.5 * sum(scheduled.values())
@@ -180,7 +155,14 @@ def test_the_schedule_compiles_a_fraction_of_the_nodes_and_asks_as_many_cases() 
         assert abs(cases[suite] - free_cases[suite]) <= 0.02 * free_cases[suite], (suite, cases, free_cases)
 
 
-if __name__ == "__main__":  # the counts at any profile: python tests/task_schedule.py standard 1,11,12,13
-    for mode in ("off", "auto"):
-        _, counted, judged = _nodes(sys.argv[1], sys.argv[2], mode)
-        print(mode, dict(judged), "cases", sum(counted.values()), "nodes", dict(counted))
+@pytest.mark.e2e
+def test_at_the_standard_profile_the_symbolic_tests_compile_a_fifth_of_the_nodes() -> None:
+    """The fake compiler, standard, every version (benchmarks/bench_schedule.py prints the table)."""
+    _, free, free_cases = count("standard", "1,11,12,13", "off")
+    _, scheduled, cases = count("standard", "1,11,12,13", "auto")
+    assert free["property", "symbolic"] >= 5 * scheduled["property", "symbolic"], (free, scheduled)
+    symbolic = [key for key in free if key[1] == "symbolic" and key[0] in ("property", "census")]
+    assert sum(free[key] for key in symbolic) >= 3.5 * sum(scheduled[key] for key in symbolic)
+    assert sum(free.values()) >= 2.5 * sum(scheduled.values())
+    for suite in ("property", "census"):
+        assert abs(cases[suite] - free_cases[suite]) <= 0.02 * free_cases[suite], (suite, cases, free_cases)
