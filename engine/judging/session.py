@@ -531,14 +531,14 @@ class Session:
                 return True
             return False
 
-        # The same failure minimized before in this process (in an earlier model form, say), asked
-        # first: where it fails here too, the minimizer starts from it. In a form that compiles a
-        # model per input, every candidate the minimizer asks is a compile.
-        start, known = judgement.case, self._minimal.get((judgement.case.version, *key))
-        if known is not None and simpler(known, start) and fails(known):
-            start = known
-        simplest = minimize(start, fails)
-        self._minimal[(judgement.case.version, *key)] = simplest
+        # The same failure minimized before in this process (in an earlier model form, say) is
+        # asked first: where it fails here too, it is this failure's smallest case as well. In a
+        # form that compiles a model per input, every candidate the minimizer asks is a compile.
+        known = self._minimal.get((judgement.case.version, *key))
+        if known is not None and simpler(known, judgement.case) and fails(known):
+            simplest = known
+        else:
+            simplest = self._minimal[(judgement.case.version, *key)] = minimize(judgement.case, fails)
         return self.state.settled[simplest.key()] if simplest is not judgement.case else judgement
 
     def _remember(self, key: Key, judgement: Judgement) -> None:
