@@ -9,11 +9,11 @@ from pathlib import Path
 
 from results import RawRun, files
 
-from . import regressions
-from .aggregate import SCHEMA, aggregate
-from .document import Document
-from .junit import to_junit
-from .render import render_report
+from .document.aggregate import SCHEMA, aggregate
+from .document.parts import Document
+from .folders import regressions
+from .pages.junit import to_junit
+from .pages.render import render_report
 
 __all__ = ["SCHEMA", "aggregate", "write_documents", "write_reports"]
 

@@ -24,16 +24,17 @@ from results import RAW, RawRun, Unreadable, from_json, load, raw_path, read_jso
 from results.terminal import printable
 from results.verdict import exit_status
 
-from . import SCHEMA, aggregate, baseline, regressions, write_documents, write_reports
-from .compare import as_text, compare
-from .document import Document
-from .history import as_json, history
-from .i18n import LANGUAGES, MessagesError
-from .matrix import matrix
-from .merge import MergeError, merge
+from . import SCHEMA, aggregate, write_documents, write_reports
+from .document.parts import Document
+from .folders import baseline, regressions
+from .folders.merge import MergeError, merge
+from .folders.verify import CannotVerify, Check, answer, verify
+from .pages.compare import as_text, compare
+from .pages.history import as_json, history
+from .pages.i18n import LANGUAGES, MessagesError
+from .pages.matrix import matrix
+from .pages.render import render_comparison, render_history, render_matrix
 from .pytest_plugin import compare_with_baseline, summary_lines
-from .render import render_comparison, render_history, render_matrix
-from .verify import CannotVerify, Check, answer, verify
 
 DEFAULT_MATRIX = Path(__file__).resolve().parent / "out" / "matrix.html"
 

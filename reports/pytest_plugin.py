@@ -15,13 +15,15 @@ from results import IMPLEMENTATION_LOG, RAW, RawRun, save
 from results.terminal import printable
 from results.verdict import NOT_JUDGED
 
-from . import baseline, regressions, render, write_documents
-from .aggregate import aggregate
-from .certificate import certificate, certificate_line
-from .document import Attributes, Cause, CauseType, CensusEntry, Document, Value
-from .i18n import MessagesError, Translator
-from .isa import cap_text
-from .standing import scope_text, strictness_text, type_policy
+from . import write_documents
+from .document.aggregate import aggregate
+from .document.certificate import certificate, certificate_line
+from .document.parts import Attributes, Cause, CauseType, CensusEntry, Document, Value
+from .folders import baseline, regressions
+from .pages import render
+from .pages.i18n import MessagesError, Translator
+from .pages.isa import cap_text
+from .pages.standing import scope_text, strictness_text, type_policy
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, Document, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()

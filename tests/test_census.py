@@ -22,19 +22,19 @@ from engine.judging import census
 from engine.judging.run import run_all
 from generators import profiles
 from reports import aggregate
-from reports.census import NO_LISTED_POLICY, entries
-from reports.census import _examples as census_examples
-from reports.i18n import Translator
+from reports.document.census import NO_LISTED_POLICY, entries
+from reports.document.census import _examples as census_examples
+from reports.pages.i18n import Translator
+from reports.pages.render import render_report
+from reports.pages.standing import type_policy
 from reports.pytest_plugin import summary_lines
-from reports.render import render_report
-from reports.standing import type_policy
 from results import CensusRecord, RawRun, RunInfo
 from results.records import ANOTHER_PROCESS, SAME_PROCESS
 from results.tensors import to_tensor
 from results.verdict import CONFORMANT, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text("utf-8"))
+SCHEMA = json.loads((ROOT / "reports" / "document" / "report.schema.json").read_text("utf-8"))
 PLUGINS = "tests/impls/plugin_census.py"
 NAN = np.nan
 

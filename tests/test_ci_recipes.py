@@ -13,7 +13,7 @@ import yaml
 
 import noxfile
 from engine.config.options import validate
-from reports import baseline
+from reports.folders import baseline
 from suites.__main__ import _parser
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reports import aggregate, document
+from reports import aggregate
+from reports.document import parts as document
 from tests.report_fixtures.runs import failing_run, hostile_run, incomplete_run, passing_run, refusing_run
 
 SCHEMA = json.loads((Path(document.__file__).parent / "report.schema.json").read_text(encoding="utf-8"))

@@ -25,7 +25,7 @@ from engine.judging.run import run_all
 from generators import Case, profiles
 from generators.quotas import FORM_QUOTA
 from reports import aggregate
-from reports.render import render_report
+from reports.pages.render import render_report
 from results.verdict import CONFORMANT, verdicts
 from tests.impls.declared_shapes import DeclaresTheInputShape
 from tests.test_reports import SCHEMA

@@ -129,7 +129,7 @@ def test_the_rerun_is_shown_and_refused_without_a_terminal_or_yes(copy: Path, ca
 
 
 def test_the_rerun_command_carries_every_recorded_setting(quick: Path) -> None:
-    from reports.verify import rerun_command
+    from reports.folders.verify import rerun_command
 
     document = json.loads((quick / "report.json").read_text())
     raw = results.load(quick)
@@ -162,7 +162,7 @@ def test_a_changed_counterexample_changes_the_results_digest() -> None:
 
 
 def test_a_line_break_in_a_problem_field_stays_in_the_replay_comment() -> None:
-    from reports.replay import _headline
+    from reports.document.replay import _headline
     from results import Counterexample, Tensor
 
     planted = Counterexample(Tensor("float", [1], ["1.0"]), {}, None, None, "wrong\nimport os; os.system('x')", "")
@@ -173,7 +173,7 @@ def test_a_line_break_in_a_problem_field_stays_in_the_replay_comment() -> None:
 def test_a_rerun_that_runs_too_long_is_ended_with_everything_it_started(quick: Path, capsys: pytest.CaptureFixture,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The rerun had no timeout (and kept all its output in memory)."""
-    from reports import verify as verifying
+    from reports.folders import verify as verifying
 
     monkeypatch.setattr(verifying, "RERUN_SECONDS", 0.5)
     status, out, err = _run(capsys, "verify", str(quick), "--rerun", "--yes")

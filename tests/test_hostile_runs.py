@@ -147,7 +147,7 @@ def _state(checkout: Path) -> dict:
 @pytest.mark.e2e
 @pytest.mark.parametrize(*BOTH)
 def test_a_poisoned_checkout_is_never_taken_for_a_clean_one(tmp_path: Path, clone: Path, mode: str) -> None:
-    """The plug-in edited reports/verify.py and hid the edit with `git update-index
+    """The plug-in edited reports/folders/verify.py and hid the edit with `git update-index
     --skip-worktree`: `git status` said nothing, and every later run recorded `tree_clean: true`
     (and that verify passed a forged report). Sandboxed, the edit is refused. Unsandboxed it is
     made, and the next run, which hashes the files itself, records the checkout as modified."""
@@ -158,9 +158,9 @@ def test_a_poisoned_checkout_is_never_taken_for_a_clean_one(tmp_path: Path, clon
     assert status.stdout == ""  # git itself is fooled either way
     if mode == "auto":
         assert _refused(tmp_path / "out", "_poison") and _state(clone)["git_dirty"] is False
-        assert "poisoned" not in (clone / "reports" / "verify.py").read_text(encoding="utf-8")
+        assert "poisoned" not in (clone / "reports" / "folders" / "verify.py").read_text(encoding="utf-8")
     else:
-        assert "poisoned" in (clone / "reports" / "verify.py").read_text(encoding="utf-8")
+        assert "poisoned" in (clone / "reports" / "folders" / "verify.py").read_text(encoding="utf-8")
         assert _state(clone)["git_dirty"] is True
 
 

@@ -19,15 +19,15 @@ from engine.config.options import compile_cache_folder, implementation, validate
 from engine.runtimes import BY_WORD
 from reports import aggregate, write_reports
 from reports.__main__ import main
-from reports.merge import MergeError, merge
-from reports.verify import rerun_command
+from reports.folders.merge import MergeError, merge
+from reports.folders.verify import rerun_command
 from results import cpu, save
 from results.environment import collect, suite_state
 from tests.report_fixtures.runs import failing_run
 from tests.test_nothing_shared import SHARED, SMALL
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((ROOT / "reports" / "document" / "report.schema.json").read_text(encoding="utf-8"))
 CAPPED = {"variable": "ONEDNN_MAX_CPU_ISA", "value": "AVX2", "by": "--isa"}
 
 # Two logical CPUs of an AVX-512 Xeon, abridged: the extensions come from the first "flags" line.

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reports import aggregate, i18n, pytest_plugin, render
+from reports import aggregate, pytest_plugin
 from reports.__main__ import main
+from reports.pages import i18n, render
 from tests.report_fixtures.runs import passing_run
 
 

@@ -11,12 +11,13 @@ from pathlib import Path
 import jsonschema
 
 from reports import aggregate
+from reports.pages.render import render_report
 from reports.pytest_plugin import summary_lines
-from reports.render import render_report
 from results import CaseResult, RawRun
 from tests.report_fixtures.runs import passing_run
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "reports" / "report.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "reports" / "document" / "report.schema.json")
+                    .read_text())
 REASON = "interrupted by SIGTERM before the end"
 
 

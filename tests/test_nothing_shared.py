@@ -24,7 +24,7 @@ import pytest
 from engine.asking import isolation, limits, output, sandbox
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError, check
-from reports.verify import verify
+from reports.folders.verify import verify
 from results import RawRun, RunInfo, load, save
 from results.records import TestEnd, lost_tests, missing_census
 from tests.test_hostile import SANDBOXED

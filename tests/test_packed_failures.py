@@ -27,10 +27,10 @@ from engine.asking.loader import portable
 from engine.asking.packing import ASKS, LIGHTER_ASKS, Layouts, lighter, smallest
 from engine.config.options import run_info
 from engine.judging.run import run_all
-from reports import replay
-from reports.aggregate import aggregate
-from reports.render import render_report
-from reports.replay import snippet, standalone
+from reports.document import replay
+from reports.document.aggregate import aggregate
+from reports.document.replay import snippet, standalone
+from reports.pages.render import render_report
 from results import CaseResult, Counterexample, Pack, PackNode, RawRun, Tensor, dumps, from_json
 from results.digest import counterexample_digest
 from results.verdict import verdicts

@@ -22,11 +22,11 @@ from engine.asking.loader import UsageError
 from engine.asking.packing import PACK_NODES, Planner
 from engine.config.options import Settings, run_info, validate
 from engine.judging.run import run_all
-from reports.aggregate import aggregate
-from reports.matrix import matrix
+from reports.document.aggregate import aggregate
+from reports.folders.verify import rerun_command
+from reports.pages.matrix import matrix
+from reports.pages.render import render_matrix, render_report
 from reports.pytest_plugin import _causes
-from reports.render import render_matrix, render_report
-from reports.verify import rerun_command
 from results import RawRun
 from results.digest import results_digest
 from results.verdict import verdicts
@@ -34,7 +34,8 @@ from tests.suite_runs import suite_session
 from zoo.correct import numpy_argmin
 
 PACKING = Path(__file__).parent / "impls" / "model_packing.py"
-SCHEMA = json.loads((Path(__file__).parent.parent / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((Path(__file__).parent.parent / "reports" / "document" / "report.schema.json")
+                    .read_text(encoding="utf-8"))
 
 
 def model(name: str) -> str:

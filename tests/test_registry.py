@@ -19,7 +19,7 @@ from engine import runtimes
 from engine.asking.loader import _GRAMMAR, UsageError, check, describe, model_based, resolve, runtime_distributions
 from engine.config.options import OPTIONS
 from engine.contract.forms import FORMS
-from reports.certificate import device
+from reports.document.certificate import device
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, -1.0]], dtype=np.float32)  # a tie in the second row

@@ -34,9 +34,10 @@ import noxfile
 import spec
 from engine.config.options import run_info
 from engine.judging.run import run_all
-from reports import aggregate, ci_conftest, write_reports
+from reports import aggregate, write_reports
 from reports.__main__ import main
-from reports.regressions import ELEMENTS_PER_TEST, FOLDER, INDEX, RUNNER, export
+from reports.folders import ci_conftest
+from reports.folders.regressions import ELEMENTS_PER_TEST, FOLDER, INDEX, RUNNER, export
 from results import CaseResult, CensusRecord, Counterexample, Pack, PackNode, RawRun, Tensor, files, save
 from results.digest import input_digest
 from results.tensors import to_tensor
@@ -111,7 +112,7 @@ def test_a_broken_entrys_failures_fail_under_it_and_pass_under_onnxruntime_and_t
     tests = in_set(folder, "failures")
     assert tests and len(tests) == len(index(folder)["tests"]), "every failure makes the headline"
     assert {t["clause"] for t in tests} == {"C6"} and {t["form"] for t in tests} == {"symbolic", "static"}
-    assert (folder / RUNNER).read_bytes() == (CHECKOUT / "reports" / "ci_conftest.py").read_bytes()
+    assert (folder / RUNNER).read_bytes() == (CHECKOUT / "reports" / "folders" / "ci_conftest.py").read_bytes()
     names = {t["path"] for t in tests}
     status, broken, _ = run_tests(folder, *plugin("ties_first_always", model_zoo), cwd=tmp_path)
     assert status == 1 and broken == {**dict.fromkeys(names, "failed"), "index": "passed"}, broken
@@ -122,7 +123,7 @@ def test_a_broken_entrys_failures_fail_under_it_and_pass_under_onnxruntime_and_t
 
 
 def test_the_runner_needs_nothing_of_the_suite_and_a_set_without_tests_passes(tmp_path: Path) -> None:
-    tree = ast.parse((CHECKOUT / "reports" / "ci_conftest.py").read_text(encoding="utf-8"))
+    tree = ast.parse((CHECKOUT / "reports" / "folders" / "ci_conftest.py").read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}

@@ -24,7 +24,7 @@ from engine.asking.loader import portable, resolve
 from engine.asking.worker import call
 from engine.judging.judge import judge
 from generators import Case
-from reports.replay import snippet, standalone
+from reports.document.replay import snippet, standalone
 from results import Counterexample, Pack, PackNode
 from results.tensors import to_tensor
 

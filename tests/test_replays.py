@@ -131,10 +131,10 @@ def test_a_run_under_a_cap_is_named_alike_where_it_is_asked_and_on_the_pages(tmp
     """Two columns of one release under two caps are two runs: the name replays.json gives a run is
     the name the matrix, the history and compare look it up by."""
     from engine.judging.replays import label
-    from reports.aggregate import aggregate
-    from reports.compare import _label
-    from reports.matrix import label as column_label
-    from reports.matrix import matrix
+    from reports.document.aggregate import aggregate
+    from reports.pages.compare import _label
+    from reports.pages.matrix import label as column_label
+    from reports.pages.matrix import matrix
 
     raw = _run("2024.4.0", BUGGY, True)
     capped = replace(raw, environment={**raw.environment, "isa_cap": {"variable": "ONEDNN_MAX_CPU_ISA",

@@ -16,7 +16,7 @@ import spec
 from engine.asking.sandbox import DENIES
 from reports import aggregate, write_reports
 from reports.__main__ import main
-from reports.render import render_report
+from reports.pages.render import render_report
 from tests.browser import CONTRAST, FLAGS, OVERFLOW, WORDS, chromium, measure
 from tests.report_fixtures.runs import failing_run, hostile_run, passing_run, refusing_run
 

@@ -21,12 +21,12 @@ import spec
 from generators import profiles
 from reports import aggregate, write_reports
 from reports.__main__ import main
-from reports.compare import compare
-from reports.i18n import messages
-from reports.junit import to_junit
+from reports.document.replay import build_expression
+from reports.pages.compare import compare
+from reports.pages.i18n import messages
+from reports.pages.junit import to_junit
+from reports.pages.render import render_report
 from reports.pytest_plugin import summary_lines
-from reports.render import render_report
-from reports.replay import build_expression
 from results import CaseResult, Counterexample, Tensor, load, save, to_json
 from results.environment import collect, suite_state
 from tests.report_fixtures.runs import (
@@ -42,7 +42,7 @@ from tests.report_fixtures.runs import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((REPO / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((REPO / "reports" / "document" / "report.schema.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ import spec
 from generators import BATCH, profiles
 from generators.build import REGIONS, SIZE, Layout, draft, empty_inputs_defined, layout
 from generators.shapes import BUCKET_NAMES, BUCKETS, ELEMENT_BUDGET, REACHABLE, bucket, extents, in_budget, shape_tags
-from reports.shape_grid import shape_grid
+from reports.document.shape_grid import shape_grid
 from results import CaseResult
 
 VERSIONS = {n: spec.load(n) for n in spec.versions()}

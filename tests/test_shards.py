@@ -16,8 +16,9 @@ import pytest
 from engine.asking.loader import UsageError
 from engine.config import shards
 from engine.config.options import validate
-from reports import aggregate, baseline, write_reports
-from reports.verify import CannotVerify, verify
+from reports import aggregate, write_reports
+from reports.folders import baseline
+from reports.folders.verify import CannotVerify, verify
 from results import load, save
 from tests.report_fixtures.runs import failing_run, passing_run
 

@@ -17,7 +17,7 @@ import pytest
 
 import spec
 from engine import runtimes
-from reports.replay import snippet, standalone
+from reports.document.replay import snippet, standalone
 from results import Counterexample, Pack, PackNode
 from results.tensors import to_tensor
 

@@ -18,7 +18,8 @@ from generators import profiles
 from reports import aggregate
 from results import RawRun
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "reports" / "report.schema.json").read_text("utf-8"))
+SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "reports" / "document" / "report.schema.json")
+                    .read_text("utf-8"))
 
 
 @cache

@@ -126,7 +126,7 @@ def test_answers_on_inputs_with_no_element_do_not_decide_the_scope() -> None:
 
 def test_a_census_flag_whose_odd_answers_need_a_failures_special_value_goes_with_it() -> None:
     """tract's NaN answers read as incoherent because `[nan, inf]` gives 0: its infinity bug (C5)."""
-    from reports.aggregate import _census_cause
+    from reports.document.aggregate import _census_cause
 
     def tensor(values: list[str]) -> dict:
         return {"type": "float", "shape": [len(values)], "values": values}

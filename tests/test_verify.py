@@ -28,7 +28,7 @@ from engine.judging.run import run_all
 from generators import profiles
 from reports import write_reports
 from reports.__main__ import main
-from reports.verify import Checkout, rerun_check, verify
+from reports.folders.verify import Checkout, rerun_check, verify
 from results import RawRun, load, save
 from results.digest import answer_digest, input_digest, results_digest
 
@@ -120,7 +120,7 @@ def test_an_untouched_certify_report_passes_every_check(tmp_path: Path, capsys, 
     assert all(check.ok for check in checks.values()), [str(c) for c in checks.values()]
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert 'data-status="certificate"' in html and document["certificate"]["results_digest"] in html
-    monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
+    monkeypatch.setattr("reports.folders.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(folder)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == f"report of {ZOO} (version not stated): profile certify, seed none (derandomized), ArgMin-13"
@@ -242,7 +242,7 @@ def test_verify_command_exit_status_and_lines(quick: Path, tmp_path: Path, capsy
     """A true report that is no certificate passes verify and says so; --certificate makes that a
     failure. First what the report claims (implementation, profile, seed, versions, verdicts, what
     was asked), then a line per check, last the answer."""
-    monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
+    monkeypatch.setattr("reports.folders.verify.this_checkout", lambda: CLEAN)
     assert main(["verify", str(quick / "report.json")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     document = json.loads((quick / "report.json").read_text(encoding="utf-8"))
@@ -271,7 +271,7 @@ def test_the_report_page_names_every_check_verify_makes(quick: Path) -> None:
 
 
 def test_a_fail_anywhere_ends_with_not_verified(copy: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr("reports.verify.this_checkout", lambda: CLEAN)
+    monkeypatch.setattr("reports.folders.verify.this_checkout", lambda: CLEAN)
     _edit_json(copy, lambda d: d["versions"][0].update(verdict="non-conformant"))
     assert main(["verify", str(copy)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()

@@ -74,7 +74,7 @@ def sessions() -> str:
 def report_fields() -> str:
     import jsonschema2md
 
-    schema = json.loads((ROOT / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "reports" / "document" / "report.schema.json").read_text(encoding="utf-8"))
     body = "".join(jsonschema2md.Parser(header_level=1).parse_schema(schema))
     body = body.split("\n", 1)[1]  # its own title: this page's is below
     body = re.sub(r"^( +)", lambda m: m.group(1) * 2, body, flags=re.M)  # Python-Markdown nests lists by 4 spaces

@@ -184,7 +184,7 @@ def text(rows: list[dict], figures: dict) -> str:
 
 
 def html(document: dict) -> str:
-    from reports.render import render_adequacy
+    from reports.pages.render import render_adequacy
 
     return render_adequacy(document)
 

@@ -28,7 +28,7 @@ from results.verdict import Standing, clause_number, standings
 from spec.diff import diff
 
 from . import census, clauses
-from . import document as doc
+from . import parts as doc
 from .certificate import certificate
 from .replay import display_values, snippet, standalone
 from .shape_grid import shape_grid

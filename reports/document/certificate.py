@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine import runtimes
+from reports.pages.i18n import Translator
 from results import RawRun
 from results.digest import results_digest
 from results.verdict import is_judged
 
-from .document import Certificate
-from .i18n import Translator
+from .parts import Certificate
 
 CERTIFY = "certify"
 # Why a run is not a certificate, in the order a reader should hear it (message keys "why-*").

@@ -13,7 +13,7 @@ from collections import Counter
 from generators.shapes import BUCKET_NAMES, REACHABLE
 from results import RawRun
 
-from .document import ShapeGrid
+from .parts import ShapeGrid
 
 PAIRS = (("L", "I"), ("L", "S"))
 _KEYS = frozenset(key for pair in PAIRS for key in pair)

@@ -17,11 +17,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from reports.document.aggregate import SCHEMA as REPORT_SCHEMA
+from reports.document.parts import Document, FailureCard
 from results import Unreadable, read_bounded
 from results.causes import clause_number
-
-from .aggregate import SCHEMA as REPORT_SCHEMA
-from .document import Document, FailureCard
 
 SCHEMA = "argmin-conformance/baseline/1"
 Key = tuple[int, str, str, str]  # version, clause, type, problem

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 import spec
+from reports.document.parts import Document
 from results import RawRun, files
 from results.digest import input_digest
 from results.outcomes import FAULTS, PASS
@@ -46,7 +47,6 @@ from results.records import Tensor
 from results.tensors import from_tensor
 
 from . import node_tests
-from .document import Document
 from .node_tests import Node, NoSingleAnswer
 
 FOLDER = "regressions"

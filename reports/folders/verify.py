@@ -50,6 +50,12 @@ from engine.asking.loader import UsageError, located
 from engine.config import shards
 from engine.config.shards import Shard
 from engine.runtimes.entry import NATIVE
+from reports.document.aggregate import aggregate
+from reports.document.certificate import CERTIFY, certificate_line
+from reports.pages.i18n import Translator
+from reports.pages.junit import to_junit
+from reports.pages.render import render_report
+from reports.pytest_plugin import _causes
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
@@ -59,14 +65,7 @@ from results.verdict import is_judged
 from spec.oracle import expect
 from spec.oracle import verify as verify_answer
 
-from .aggregate import aggregate
-from .certificate import CERTIFY, certificate_line
-from .i18n import Translator
-from .junit import to_junit
-from .pytest_plugin import _causes
-from .render import render_report
-
-SCHEMA_FILE = Path(__file__).resolve().parent / "report.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "document" / "report.schema.json"
 SHOWN_DIFFERENCES = 10
 RERUN_SECONDS = 3600  # a certify run of every version against onnxruntime takes about 9 minutes
 RERUN_TAIL = 4096  # bytes of the rerun's output read back, for its last line

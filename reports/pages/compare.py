@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reports.document.aggregate import NOT_RUN
+from reports.document.parts import CensusEntry, Document
 from results import replays
 from results.outcomes import MISSING_REJECTION, OBSERVED, PASS
 
-from .aggregate import NOT_RUN
-from .document import CensusEntry, Document
 from .isa import CAP, EXTENSIONS, cap_text, differences, instruction_set
 
 NEUTRAL = (OBSERVED, NOT_RUN)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.runtimes.entry import release_key
+from reports.document.aggregate import NOT_RUN
+from reports.document.parts import Document
 from results.outcomes import PASS
 
-from .aggregate import NOT_RUN
-from .document import Document
 from .isa import cap_text
 from .matrix import JUDGED_FAILURES, matrix
 

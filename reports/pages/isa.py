@@ -5,7 +5,7 @@ another instruction set or under another cap, so compare, the matrix and the his
 
 from __future__ import annotations
 
-from .document import Certificate, IsaCap
+from reports.document.parts import Certificate, IsaCap
 
 # What can differ between runs (message keys "isa-differ-*").
 EXTENSIONS, CAP = "extensions", "cap"

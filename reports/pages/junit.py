@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from reports.document.aggregate import worst
+from reports.document.certificate import certificate_line
+from reports.document.parts import Document, FailureCard, Version
 from results.outcomes import ERROR_OUTCOMES, FAILURE_OUTCOMES
 
-from .aggregate import worst
-from .certificate import certificate_line
-from .document import Document, FailureCard, Version
 from .i18n import Translator
 from .standing import scope_text, strictness_text
 

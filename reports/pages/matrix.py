@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from reports.document.aggregate import NOT_RUN, clause_anchor, clause_number, worst
+from reports.document.parts import Document
 from results import replays
 from results.outcomes import FAIL, OBSERVED, PASS, SEVERITY
 
-from .aggregate import NOT_RUN, clause_anchor, clause_number, worst
-from .document import Document
 from .isa import differences, instruction_set
 
 JUDGED_FAILURES = tuple(o for o in SEVERITY if o not in (PASS, OBSERVED))

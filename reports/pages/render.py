@@ -11,11 +11,11 @@ from pathlib import Path
 
 import jinja2
 
+from reports.document.aggregate import clause_anchor
+from reports.document.parts import AttributeSide, ClauseRow, CoverageCell, Document, Statement
 from results.outcomes import SEVERITY
 from results.sizes import format_size
 
-from .aggregate import clause_anchor
-from .document import AttributeSide, ClauseRow, CoverageCell, Document, Statement
 from .i18n import Translator, messages
 from .standing import scope_text, strictness_text, type_policy
 

@@ -8,7 +8,8 @@ HTML page, JUnit, compare and the matrix page all word it here, from the report 
 
 from __future__ import annotations
 
-from .document import CensusType, Scope, Strictness, StrictnessClause
+from reports.document.parts import CensusType, Scope, Strictness, StrictnessClause
+
 from .i18n import Translator
 
 

@@ -49,9 +49,9 @@ def _report_dir() -> Path:
 def _poison() -> None:
     """Edit a tracked file of the checkout the run started in (its current folder) and hide the
     edit from ``git status`` with skip-worktree."""
-    with open("reports/verify.py", "a", encoding="utf-8") as module:
+    with open("reports/folders/verify.py", "a", encoding="utf-8") as module:
         module.write("\n# poisoned\n")
-    subprocess.run(["git", "update-index", "--skip-worktree", "reports/verify.py"], check=True,
+    subprocess.run(["git", "update-index", "--skip-worktree", "reports/folders/verify.py"], check=True,
                    capture_output=True)
 
 
