@@ -1,6 +1,7 @@
 """Reports: a run's raw records -> report.json (the aggregated document), report.html (the
 certification report), junit.xml and regressions/ (its failures as ONNX node tests); and the
-comparison of two runs."""
+comparison of two runs. In three rooms, each importing only those before it: document/ (to
+report.json), pages/ (from report.json), folders/ (the tools that read and write report folders)."""
 
 from __future__ import annotations
 

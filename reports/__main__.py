@@ -34,7 +34,7 @@ from .pages.history import as_json, history
 from .pages.i18n import LANGUAGES, MessagesError
 from .pages.matrix import matrix
 from .pages.render import render_comparison, render_history, render_matrix
-from .pytest_plugin import compare_with_baseline, summary_lines
+from .pytest_plugin import summary_lines
 
 DEFAULT_MATRIX = Path(__file__).resolve().parent / "out" / "matrix.html"
 
@@ -213,7 +213,7 @@ def _merge(shards: list[Path], out: Path, against: Path | None, lang: str | None
     paths = {"raw": save(run, out)}
     document = aggregate(run)
     if expected is not None:
-        compare_with_baseline(run, document, out, expected)
+        baseline.record(run, document, out, expected)
     paths.update(write_documents(document, out, lang or run.info.lang))
     for line in summary_lines(run, paths, document):
         _say(line)

@@ -11,19 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from results import IMPLEMENTATION_LOG, RAW, RawRun, save
+from results import IMPLEMENTATION_LOG, RAW, RawRun
 from results.terminal import printable
 from results.verdict import NOT_JUDGED
 
 from . import write_documents
 from .document.aggregate import aggregate
-from .document.certificate import certificate, certificate_line
-from .document.parts import Attributes, Cause, CauseType, CensusEntry, Document, Value
+from .document.parts import Attributes, CensusEntry, Document, Value
 from .folders import baseline, regressions
 from .pages import render
 from .pages.i18n import MessagesError, Translator
 from .pages.isa import cap_text
-from .pages.standing import scope_text, strictness_text, type_policy
+from .pages.standing import causes_line, certificate_line, scope_text, strictness_text, type_policy
 
 _WRITTEN = pytest.StashKey[tuple[RawRun, Document, dict[str, Path]]]()
 _RECOVERED = pytest.StashKey[Path]()
@@ -64,7 +63,7 @@ def _write(run: RawRun, report_dir: Path,
            against: tuple[str, baseline.Causes] | None = None) -> tuple[Document, dict[str, Path]]:
     document = aggregate(run)
     if against is not None:
-        compare_with_baseline(run, document, report_dir, against)
+        baseline.record(run, document, report_dir, against)
     paths = {"raw": Path(report_dir) / RAW, **write_documents(document, report_dir, lang=run.info.lang)}
     log = Path(report_dir) / IMPLEMENTATION_LOG
     if log.is_file() and log.stat().st_size:
@@ -80,15 +79,6 @@ def pytest_argmin_run_finished(run: RawRun, report_dir: Path, config: pytest.Con
 @pytest.hookimpl(optionalhook=True)
 def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Config) -> None:
     config.stash[_RECOVERED] = _write(run, report_dir)[1]["html"]
-
-
-def compare_with_baseline(run: RawRun, document: Document, report_dir: Path,
-                          against: tuple[str, baseline.Causes]) -> None:
-    """Record the comparison with the baseline in the run (its raw results, saved again) and in the
-    document's certificate block, the one part of the document it changes."""
-    run.info.baseline = baseline.compare(document, *against)
-    save(run, report_dir)
-    document["certificate"] = certificate(run)
 
 
 def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None = None) -> list[str]:
@@ -118,7 +108,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
         if v["verdict"] == NOT_JUDGED:  # nothing ran to read a headline, a scope or a strictness from
             lines.append(f"  ArgMin-{v['version']}: {t(NOT_JUDGED).upper()}: {t(v['reason'])} [{profile}]{part}")
             continue
-        why = f" ({_causes(v['causes'])})" if v["causes"] else ""
+        why = f" ({causes_line(v['causes'])})" if v["causes"] else ""
         if v["inferred_only"]:
             why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
         scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
@@ -172,27 +162,6 @@ def _shown(value: Value) -> str:
 
 def _attributes(attributes: Attributes) -> str:
     return f" ({', '.join(f'{k}={v}' for k, v in attributes.items())})" if attributes else ""
-
-
-def _causes(causes: list[Cause]) -> str:
-    """What makes the headline NON-CONFORMANT, beside it: 'C1: float16 raised an error; C5: double,
-    int64 (in packed models only: int32) wrong answer', as the page says it ('every type tried (11)'
-    where a clause failed on every type it was tried on)."""
-    t = Translator("en")
-    return "; ".join(f"{c['clause']}: {_types(t, c)} {t('cause-' + c['outcome'])}" for c in causes)
-
-
-def _types(t: Translator, cause: Cause) -> str:
-    types: list[CauseType] = cause["types"]
-    packed = [ty["type"] for ty in types if ty.get("packed")]
-    if cause["every_type"] and len(packed) in (0, len(types)):
-        every = t("every-type-tried", n=len(types))
-        return f"in packed models only: {every}" if packed else every
-    plain = ", ".join(ty["type"] for ty in types if not ty.get("packed"))
-    if not packed:
-        return plain
-    return f"{plain} (in packed models only: {', '.join(packed)})" if plain else \
-        f"in packed models only: {', '.join(packed)}"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,

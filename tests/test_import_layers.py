@@ -39,14 +39,18 @@ class Layer:
 
 def documented_layers(text: str, header: str = "| layer | imports from |") -> dict[str, Layer]:
     """The table under ``header``: per layer folder, the folders it may import (written `name/`)
-    and single modules of other folders (written `package.module`)."""
+    and single modules of other folders (written `package.module`). A row may be one module
+    (written `name.py`): a room of its own, which other rows name the same way."""
+    def layer(name: str) -> str:
+        return name.strip("`/").removesuffix(".py")
+
     table = text.split(header, 1)[1].split("\n\n", 1)[0]
     layers = {}
     for row in table.splitlines()[2:]:
         folder, allowed = (cell.strip() for cell in row.strip("|").split("|"))
         names = re.findall(r"`([^`]+)`", allowed)
-        layers[folder.strip("`/")] = Layer([n.strip("/") for n in names if n.endswith("/")],
-                                           [n for n in names if not n.endswith("/")])
+        whole = [n for n in names if n.endswith(("/", ".py"))]
+        layers[layer(folder)] = Layer(map(layer, whole), [n for n in names if n not in whole])
     return layers
 
 
@@ -161,6 +165,7 @@ def cycles(graph: Graph) -> list[list[str]]:
 
 LAYERS = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
 ROOMS = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"), "| engine layer | imports from |")
+REPORT_ROOMS = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"), "| reports layer | imports from |")
 GRAPH = import_graph(ROOT, LAYERS)
 
 
@@ -188,6 +193,21 @@ def test_the_checker_finds_an_import_into_a_higher_room() -> None:
              "engine.config.options": {"engine.asking.worker"}, "engine.loose": set(), "engine": set()}
     assert forbidden_within(graph, "engine", rooms) == ["engine.asking.worker -> engine.config.options",
                                                          "engine.loose -> outside the rooms"]
+
+
+def test_a_module_row_is_a_room_of_one_module() -> None:
+    """The reports' front doors are single modules beside the rooms: `pytest_plugin.py` is the room
+    ``pytest_plugin``, and a door that imports a room its row does not name is found."""
+    text = ("| reports layer | imports from |\n|---|---|\n| `document/` | nothing of the reports |\n"
+            "| `pages/` | `document/` |\n| `pytest_plugin.py` | `document/`, `pages/` |\n"
+            "| `__main__.py` | `pages/`, `pytest_plugin.py` |\n\nAfter the table.")
+    rooms = documented_layers(text, "| reports layer | imports from |")
+    assert rooms["pytest_plugin"] == Layer(["document", "pages"])
+    assert rooms["__main__"] == Layer(["pages", "pytest_plugin"])
+    graph = {"reports.__main__": {"reports.pytest_plugin", "reports.document.parts"},
+             "reports.pytest_plugin": {"reports.pages.render"}, "reports.pages.render": {"reports.pytest_plugin"}}
+    assert forbidden_within(graph, "reports", rooms) == ["reports.__main__ -> reports.document.parts",
+                                                         "reports.pages.render -> reports.pytest_plugin"]
 
 
 def test_imports_are_read_from_the_source_as_python_resolves_them(tmp_path: Path) -> None:
@@ -231,6 +251,17 @@ def test_every_engine_module_lives_in_a_room_and_imports_only_what_its_room_may(
     assert forbidden_within(GRAPH, "engine", ROOMS) == []
     drawn = {name: set(room.layers) for name, room in ROOMS.items()}
     assert cycles(drawn) == [] and all(t in ROOMS for targets in drawn.values() for t in targets)
+
+
+def test_every_reports_module_lives_in_a_room_and_imports_only_what_its_room_may() -> None:
+    """The document (raw records to report.json), the pages (report.json to HTML, JUnit and the
+    pages across runs), the tools that read and write report folders, and the two front doors (the
+    pytest plugin and ``python -m reports``) beside them; the package itself writes a report folder."""
+    assert set(REPORT_ROOMS) == {"document", "pages", "folders", "pytest_plugin", "__main__"}
+    assert {"reports.document.aggregate", "reports.pages.render", "reports.folders.verify"} <= set(GRAPH)
+    assert forbidden_within(GRAPH, "reports", REPORT_ROOMS) == []
+    drawn = {name: set(room.layers) for name, room in REPORT_ROOMS.items()}
+    assert cycles(drawn) == [] and all(t in REPORT_ROOMS for targets in drawn.values() for t in targets)
 
 
 def test_no_module_imports_itself_round_a_circle() -> None:

@@ -26,7 +26,7 @@ from reports.document.aggregate import aggregate
 from reports.folders.verify import rerun_command
 from reports.pages.matrix import matrix
 from reports.pages.render import render_matrix, render_report
-from reports.pytest_plugin import _causes
+from reports.pages.standing import causes_line
 from results import RawRun
 from results.digest import results_digest
 from results.verdict import verdicts
@@ -224,7 +224,7 @@ def test_a_bug_only_packs_show_is_reported_as_packed_only(tmp_path: Path) -> Non
     assert "it passes, and shows the case, not the packed failure" in render_report(document), \
         "there, its one-node replay is not a repro, and the card says so"
     version, = document["versions"]
-    assert "in packed models only: float" in _causes(version["causes"]), "the terminal's verdict line says so"
+    assert "in packed models only: float" in causes_line(version["causes"]), "the terminal's verdict line says so"
     assert 'class="packed-mark"' in page, "and the verdict on the page"
     side = matrix([(document, tmp_path)], tmp_path / "matrix.html")
     typed = [t for section in side["sections"] for row in section["rows"] for t in row["typed"]]

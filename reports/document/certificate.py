@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from engine import runtimes
-from reports.pages.i18n import Translator
 from results import RawRun
 from results.digest import results_digest
 from results.verdict import is_judged
@@ -109,12 +108,3 @@ def certificate(raw: RawRun) -> Certificate:
                            for c in info.baseline["causes"]]} if "causes" in info.baseline else {})},
     }
 
-
-def certificate_line(block: Certificate) -> str:
-    """What the run is, in one English line: "Certificate: ..." or "Quick smoke run, not a
-    certificate: only the certify profile produces a certificate." (terminal, JUnit, verify)."""
-    english = Translator("en")
-    if block["status"] == "certificate":
-        return english("certificate")
-    why = " ".join(english(f"why-{reason}", **(block.get("shard") or {})) for reason in block["reasons"])
-    return f"{english('not-certificate', what=english.label('run-', block['profile']))}: {why}"

@@ -5,7 +5,10 @@ Keys the schema does not require (fields later document versions added) are the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypedDict
+
+SCHEMA_FILE = Path(__file__).resolve().with_name("report.schema.json")
 
 Counts = dict[str, int]  # cases per outcome, every outcome present
 Statuses = dict[str, int]  # census observations per status, every status present

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from reports.document.aggregate import SCHEMA as REPORT_SCHEMA
+from reports.document.certificate import certificate
 from reports.document.parts import Document, FailureCard
-from results import Unreadable, read_bounded
+from results import RawRun, Unreadable, read_bounded, save
 from results.causes import clause_number
 
 SCHEMA = "argmin-conformance/baseline/1"
@@ -144,6 +145,14 @@ def compare(document: Document, source: str, expected: Causes) -> dict[str, Any]
             "causes": [*_grouped("new", new, found, types, True), *_grouped("flaky", flaky, found, types, True),
                        *_grouped("fixed", fixed, expected, types, False),
                        *_grouped("known", known, found, types, True)]}
+
+
+def record(run: RawRun, document: Document, report_dir: Path, against: tuple[str, Causes]) -> None:
+    """Record the comparison with the baseline in the run (its raw results, saved again) and in the
+    document's certificate block, the one part of the document it changes."""
+    run.info.baseline = compare(document, *against)
+    save(run, report_dir)
+    document["certificate"] = certificate(run)
 
 
 _SAID = {"new": "new failure", "flaky": "flake (answered right when asked again; not counted as new)",

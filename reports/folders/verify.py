@@ -51,11 +51,12 @@ from engine.config import shards
 from engine.config.shards import Shard
 from engine.runtimes.entry import NATIVE
 from reports.document.aggregate import aggregate
-from reports.document.certificate import CERTIFY, certificate_line
+from reports.document.certificate import CERTIFY
+from reports.document.parts import SCHEMA_FILE
 from reports.pages.i18n import Translator
 from reports.pages.junit import to_junit
 from reports.pages.render import render_report
-from reports.pytest_plugin import _causes
+from reports.pages.standing import causes_line, certificate_line
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
@@ -65,7 +66,6 @@ from results.verdict import is_judged
 from spec.oracle import expect
 from spec.oracle import verify as verify_answer
 
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "document" / "report.schema.json"
 SHOWN_DIFFERENCES = 10
 RERUN_SECONDS = 3600  # a certify run of every version against onnxruntime takes about 9 minutes
 RERUN_TAIL = 4096  # bytes of the rerun's output read back, for its last line
@@ -449,7 +449,7 @@ def heading(document: dict) -> list[str]:
     device = f" on {certificate['device']}" if certificate["device"] else ""
     seed = certificate["seed"] if certificate["seed"] is not None else \
         english("derandomized") if certificate["profile"] == CERTIFY else "none recorded"
-    verdicts = "; ".join(f"ArgMin-{v['version']} {v['verdict'].upper()}" + (f" ({_causes(v['causes'])})"
+    verdicts = "; ".join(f"ArgMin-{v['version']} {v['verdict'].upper()}" + (f" ({causes_line(v['causes'])})"
                                                                             if v["causes"] else "")
                          for v in document["versions"])
     return [f"report of {certificate['implementation']} {version}{device}: profile {certificate['profile']}, seed "

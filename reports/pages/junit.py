@@ -18,12 +18,11 @@ import re
 import xml.etree.ElementTree as ET
 
 from reports.document.aggregate import worst
-from reports.document.certificate import certificate_line
 from reports.document.parts import Document, FailureCard, Version
 from results.outcomes import ERROR_OUTCOMES, FAILURE_OUTCOMES
 
 from .i18n import Translator
-from .standing import scope_text, strictness_text
+from .standing import certificate_line, scope_text, strictness_text
 
 # Characters XML 1.0 cannot hold at all, even escaped; text from the implementation may carry them.
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
