@@ -205,6 +205,23 @@ def test_an_edited_html_page_is_caught(copy: Path) -> None:
     assert "report.html is not report.json rendered" in _checks(copy)["documents"].message
 
 
+def test_an_edited_junit_file_is_caught_and_another_serialization_is_not(copy: Path) -> None:
+    """junit.xml is held to report.json by what it says, not by its bytes: junitparser writes it with
+    lxml where that is installed, whose declaration and empty elements are spelled otherwise."""
+    path = copy / "junit.xml"
+    xml = path.read_bytes()
+    assert b' />' in xml and xml.startswith(b"<?xml version='1.0' encoding='utf-8'?>")
+    path.write_bytes(xml.replace(b" />", b"/>").replace(b"<?xml version='1.0' encoding='utf-8'?>",
+                                                       b"<?xml version='1.0' encoding='UTF-8'?>"))
+    assert _checks(copy)["documents"].ok
+    for edited in (xml.replace(b'name="C5 minimum"', b'name="C5 minimal"'), xml.replace(b'tests="', b'tests="1'),
+                   xml[:-20]):
+        assert edited != xml
+        path.write_bytes(edited)
+        documents = _checks(copy)["documents"]
+        assert not documents.ok and documents.message == "junit.xml is not report.json rendered"
+
+
 def test_the_documents_check_names_the_files_it_checked(copy: Path) -> None:
     assert _checks(copy)["documents"].message.startswith("report.html and junit.xml are report.json rendered")
     (copy / "junit.xml").unlink()

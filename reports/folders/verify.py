@@ -11,7 +11,8 @@ implementation: first what it claims (``heading``), then one line per check, las
 - flakes: every recorded wrong answer fails the oracle, and every flake's recorded second answer
   is right by it (a flake is a claim with evidence);
 - checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
-- documents: report.html and junit.xml are the JSON rendered, so the HTML shows its verdicts;
+- documents: report.html and junit.xml are the JSON rendered (junit.xml as XML, whatever library
+  serialized it), so the HTML shows its verdicts;
 - certificate: whether the run is a certificate (a complete certify run, clean committed checkout,
   the implementation sandboxed): said, and a failure only with ``--certificate``;
 - rerun (``--rerun``): the suite run again with the recorded implementation, profile, seed and
@@ -54,7 +55,7 @@ from reports.document.aggregate import aggregate
 from reports.document.certificate import CERTIFY
 from reports.document.parts import SCHEMA_FILE
 from reports.pages.i18n import Translator
-from reports.pages.junit import to_junit
+from reports.pages.junit import canonical, to_junit
 from reports.pages.render import render_report
 from reports.pages.standing import causes_line, certificate_line
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
@@ -218,7 +219,7 @@ def _documents(document: dict, folder: Path) -> Check:
     if not junit_path.is_file():
         return Check("documents", True, "report.html is report.json rendered and shows its verdicts; there is no "
                                         "junit.xml to check")
-    if read_bounded(junit_path) != junit:
+    if canonical(read_bounded(junit_path)) != canonical(junit):
         return Check("documents", False, "junit.xml is not report.json rendered")
     return Check("documents", True, "report.html and junit.xml are report.json rendered; the HTML shows its verdicts")
 

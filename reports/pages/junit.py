@@ -10,15 +10,23 @@ case reached are <skipped>, unless an undefined input crashed or hung the implem
 Times are the implementation's own: a testcase's ``time`` is that of the cases that exercised its
 clause (a case exercises several clauses, so the testcases of a suite add up to more than the
 suite's ``time``, which counts each case once). Every testsuite carries the run's certificate
-block as ``<properties>``: implementation and version, profile, seed, spec digest and so on."""
+block as ``<properties>``: implementation and version, profile, seed, spec digest and so on.
+
+The XML is written by junitparser; what is ours is which clause becomes which testcase, and
+cleaning the text that XML 1.0 cannot hold. junitparser serializes with lxml where that is
+installed, else with the standard library: the same XML in other bytes, so two JUnit files are
+compared in their canonical form (``canonical``), as ``verify`` does."""
 
 from __future__ import annotations
 
+import io
 import re
 import xml.etree.ElementTree as ET
 
+from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
 from reports.document.aggregate import worst
-from reports.document.parts import Document, FailureCard, Version
+from reports.document.parts import ClauseRow, Document, FailureCard, Version
 from results.outcomes import ERROR_OUTCOMES, FAILURE_OUTCOMES
 
 from .i18n import Translator
@@ -74,55 +82,58 @@ def _properties(document: Document) -> list[tuple[str, str]]:
     return pairs
 
 
-def _seconds(value: float) -> str:
-    return f"{float(value):.6f}"
+def _testcase(document: Document, entry: Version, clause: ClauseRow) -> TestCase:
+    """One clause of one version: a failure or error where it makes the headline NON-CONFORMANT
+    (or an undefined input crashed or hung the implementation), skipped where it is strictness
+    (lenient), undefined or reached by no case, its types not implemented named in system-out."""
+    version, name = entry["version"], clause["id"]
+    case = TestCase(_clean(f"{name} {clause['title']}".strip()), f"ArgMin-{version}", float(clause["seconds"]))
+    mine = [f for f in document["failures"] if f["version"] == version and f["clause"] == name]
+    headline = [f for f in mine if f["role"] == "headline"]
+    outcome = worst({o: sum(f["outcome"] == o for f in headline) for o in ERROR_OUTCOMES + FAILURE_OUTCOMES})
+    census_faults = {c["clause"]: c["outcome"] for c in entry["causes"] if c["census"]}
+    outcome = census_faults.get(name, outcome)
+    lenient = {e["clause"]: e for e in entry["strictness"]["clauses"] if e["computed"]}
+    if outcome != "not-run":
+        bad = ", ".join(sorted({f"{f['type']} {f['outcome']}" for f in headline})) or outcome
+        result = (Error if outcome in ERROR_OUTCOMES else Failure)(_clean(f"{name}: {bad}"), outcome)
+        result.text = _clean(_failure_text(headline))
+        case.append(result)
+    elif name in lenient:
+        words = strictness_text(Translator("en"), {"level": "lenient", "clauses": [lenient[name]]})
+        case.append(Skipped(_clean(f"{words}; strictness, not a conformance failure")))
+    elif clause["kind"] == "undefined":
+        case.append(Skipped("undefined: recorded in the census, never judged"))
+    elif worst(clause["counts"]) == "not-run":
+        case.append(Skipped("no case ran"))
+    elif any(f["role"] == "scope" for f in mine):
+        case.system_out = _clean("not implemented: " + ", ".join(entry["scope"]["not_implemented"]))
+    return case
 
 
 def to_junit(document: Document) -> bytes:
     """The JUnit XML bytes (UTF-8, with declaration) for a report document."""
-    root = ET.Element("testsuites", name=f"argmin-conformance {_clean(document['run']['impl'])}",
-                      time=_seconds(sum(v["seconds"] for v in document["versions"])))
+    root = JUnitXml(f"argmin-conformance {_clean(document['run']['impl'])}")
+    root.time = float(sum(v["seconds"] for v in document["versions"]))
     properties = _properties(document)
     for entry in document["versions"]:
-        version = entry["version"]
-        clauses = [c for c in document["clauses"] if c["version"] == version]
-        suite = ET.SubElement(root, "testsuite", name=f"ArgMin-{version}", timestamp=_clean(document["run"]["started"]),
-                              time=_seconds(entry["seconds"]))
-        listed = ET.SubElement(suite, "properties")
+        suite = TestSuite(f"ArgMin-{entry['version']}")
+        suite.timestamp = _clean(document["run"]["started"])
         for name, value in [*properties, *_standing(entry)]:
-            ET.SubElement(listed, "property", name=name, value=_clean(value))
-        tallies = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        lenient = {e["clause"]: e for e in entry["strictness"]["clauses"] if e["computed"]}
-        census_faults = {c["clause"]: c for c in entry["causes"] if c["census"]}
-        for clause in clauses:
-            tallies["tests"] += 1
-            case = ET.SubElement(suite, "testcase", classname=f"ArgMin-{version}",
-                                 name=_clean(f"{clause['id']} {clause['title']}".strip()),
-                                 time=_seconds(clause["seconds"]))
-            mine = [f for f in document["failures"] if f["version"] == version and f["clause"] == clause["id"]]
-            headline = [f for f in mine if f["role"] == "headline"]
-            outcome = worst({o: sum(1 for f in headline if f["outcome"] == o)
-                             for o in ERROR_OUTCOMES + FAILURE_OUTCOMES})
-            if clause["id"] in census_faults:
-                outcome = census_faults[clause["id"]]["outcome"]
-            if outcome != "not-run":
-                tag = "error" if outcome in ERROR_OUTCOMES else "failure"
-                tallies["errors" if tag == "error" else "failures"] += 1
-                bad = ", ".join(sorted({f"{f['type']} {f['outcome']}" for f in headline})) or outcome
-                element = ET.SubElement(case, tag, message=_clean(f"{clause['id']}: {bad}"), type=outcome)
-                element.text = _clean(_failure_text(headline))
-            elif clause["id"] in lenient:
-                tallies["skipped"] += 1
-                words = strictness_text(Translator("en"), {"level": "lenient", "clauses": [lenient[clause["id"]]]})
-                ET.SubElement(case, "skipped", message=_clean(f"{words}; strictness, not a conformance failure"))
-            elif clause["kind"] == "undefined" or worst(clause["counts"]) == "not-run":
-                tallies["skipped"] += 1
-                undefined = clause["kind"] == "undefined"
-                reason = "undefined: recorded in the census, never judged" if undefined else "no case ran"
-                ET.SubElement(case, "skipped", message=reason)
-            elif any(f["role"] == "scope" for f in mine):
-                out = ET.SubElement(case, "system-out")
-                out.text = _clean("not implemented: " + ", ".join(entry["scope"]["not_implemented"]))
-        for key, value in tallies.items():
-            suite.set(key, str(value))
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+            suite.add_property(name, _clean(value))
+        suite.add_testcases([_testcase(document, entry, clause) for clause in document["clauses"]
+                             if clause["version"] == entry["version"]])  # counts tests, failures, errors, skipped
+        suite.time = float(entry["seconds"])  # each case once, where the testcases count a case per clause
+        root.add_testsuite(suite)
+    written = io.BytesIO()
+    root.write(written)
+    return written.getvalue()
+
+
+def canonical(xml: bytes) -> str | None:
+    """The XML's canonical form (C14N 2.0: the same elements, attributes and text give the same
+    string, however serialized), or None where it is not well-formed XML in UTF-8."""
+    try:
+        return ET.canonicalize(xml.decode("utf-8"))
+    except (ET.ParseError, UnicodeDecodeError):
+        return None
