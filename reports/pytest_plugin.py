@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from results import IMPLEMENTATION_LOG, RAW, RawRun
+from results import IMPLEMENTATION_LOG, RAW, RawRun, RunInfo
 from results.terminal import printable
 from results.verdict import NOT_JUDGED
 
 from . import write_documents
 from .document.aggregate import aggregate
-from .document.parts import Attributes, CensusEntry, Document, Value
+from .document.parts import Attributes, CensusEntry, Document, Value, Version
 from .folders import baseline, regressions
 from .pages import render
 from .pages.i18n import MessagesError, Translator
@@ -83,11 +83,21 @@ def pytest_argmin_run_recovered(run: RawRun, report_dir: Path, config: pytest.Co
 
 def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None = None) -> list[str]:
     """One verdict line per version, naming the profile and what it proves, with its scope and
-    strictness beside it and any census warning; then where the reports are."""
+    strictness beside it and any census warning; then what the run was and cost, and where the
+    reports are."""
     info = run.info
-    t = Translator("en")
     label = info.profile_label.get("en")
     profile = f"{info.profile} profile" + (f": {label}" if label else "")
+    part = "" if info.shard is None else f" [shard {info.shard['index']} of {info.shard['count']}, not the whole run]"
+    document = document or aggregate(run)
+    census = {c["anchor"]: c for c in document["census"]}
+    verdicts = [line for v in document["versions"] for line in _version(v, census, f"[{profile}]{part}")]
+    written = [f"  {_NAMED.get(kind, kind + ' report')}: {path}" for kind, path in paths.items()]
+    return [*_heading(info), *verdicts, *_afterword(info, document), *written]
+
+
+def _heading(info: RunInfo) -> list[str]:
+    """What ran, and what the verdicts beneath do not cover: an incomplete run, lost tests, a shard."""
     lines = [f"ArgMin conformance of {info.impl}, profile {info.profile}, seed {info.seed}:"]
     if info.profile_description.get("en"):
         lines.append(f"  {info.profile} = {info.profile_description['en']}")
@@ -97,29 +107,36 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
     lines += [f"  LOST TEST (no results reached the run): {key}" for key in lost[:_LOST_SHOWN]]
     if len(lost) > _LOST_SHOWN:
         lines.append(f"  ... and {len(lost) - _LOST_SHOWN} more lost tests (report.json's run.lost lists them all)")
-    part = "" if info.shard is None else f" [shard {info.shard['index']} of {info.shard['count']}, not the whole run]"
     if info.shard is not None:
         lines.append(f"SHARD {info.shard['index']} OF {info.shard['count']}: these verdicts cover this part's "
                      f"{len(info.shard['tests'])} of the run's {info.shard['plan_tests']} tests only; merge every "
                      f"shard's folder with `nox -s merge` for the run's verdicts")
-    document = document or aggregate(run)
-    census = {c["anchor"]: c for c in document["census"]}
-    for v in document["versions"]:
-        if v["verdict"] == NOT_JUDGED:  # nothing ran to read a headline, a scope or a strictness from
-            lines.append(f"  ArgMin-{v['version']}: {t(NOT_JUDGED).upper()}: {t(v['reason'])} [{profile}]{part}")
-            continue
-        why = f" ({causes_line(v['causes'])})" if v["causes"] else ""
-        if v["inferred_only"]:
-            why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
-        scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
-        lines.append(f"  ArgMin-{v['version']}: {v['verdict'].upper()}{why}; {scope} [{profile}]{part} "
-                     f"({v['judged']} cases judged)")
-        lines.append(f"      {strictness_text(t, v['strictness'])}")
-        for warning in v["census_warnings"]:
-            cause = f" (goes with {warning['same_cause']}'s wrong answers)" if warning["same_cause"] else ""
-            lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
-            lines += [f"        {line}" for line in _exceptions(t, census[warning["anchor"]])]
-    lines.append(f"  {certificate_line(document['certificate'])}")
+    return lines
+
+
+def _version(v: Version, census: dict[str, CensusEntry], run_tag: str) -> list[str]:
+    """A version's verdict line (``run_tag``: the profile and the part of the run), its
+    strictness and its census warnings."""
+    t = Translator("en")
+    if v["verdict"] == NOT_JUDGED:  # nothing ran to read a headline, a scope or a strictness from
+        return [f"  ArgMin-{v['version']}: {t(NOT_JUDGED).upper()}: {t(v['reason'])} {run_tag}"]
+    why = f" ({causes_line(v['causes'])})" if v["causes"] else ""
+    if v["inferred_only"]:
+        why += " (all inferred, not stated by the ONNX text: see the report's clause sources)"
+    scope = scope_text(t, v["scope"], v["type_restriction"] is not None)
+    lines = [f"  ArgMin-{v['version']}: {v['verdict'].upper()}{why}; {scope} {run_tag} ({v['judged']} cases judged)",
+             f"      {strictness_text(t, v['strictness'])}"]
+    for warning in v["census_warnings"]:
+        cause = f" (goes with {warning['same_cause']}'s wrong answers)" if warning["same_cause"] else ""
+        lines.append(f"      census {warning['topic']} {warning['title']}: {', '.join(warning['warnings'])}{cause}")
+        lines += [f"        {line}" for line in _exceptions(t, census[warning["anchor"]])]
+    return lines
+
+
+def _afterword(info: RunInfo, document: Document) -> list[str]:
+    """What the run is (a certificate or not), its instruction-set cap, what its models cost, its
+    schedule and its comparison with a baseline."""
+    lines = [f"  {certificate_line(document['certificate'])}"]
     cap = document["certificate"].get("isa_cap")
     if cap:
         by = "--isa" if cap["by"] == "--isa" else "the run's environment"
@@ -138,7 +155,6 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
                      f"--schedule off draws every signature")
     if info.baseline is not None:
         lines += [f"  {line}" for line in baseline.lines(info.baseline)]
-    lines += [f"  {_NAMED.get(kind, kind + ' report')}: {path}" for kind, path in paths.items()]
     return lines
 
 

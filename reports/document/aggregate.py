@@ -84,37 +84,53 @@ def _pack(pack: Pack | None) -> doc.Pack | None:
             "nodes": [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in pack.nodes]}
 
 
+def _or_none(convert: Callable[[Any], Any], value: Any) -> Any:
+    """``convert(value)``, or None where the run recorded nothing."""
+    return None if value is None else convert(value)
+
+
+def _strings(values: Iterable) -> list[str]:
+    return [str(v) for v in values]
+
+
+def _usage(rows: list[dict]) -> list[doc.ModelUsage]:
+    """What the models cost, per suite and model form (RunInfo.model_usage)."""
+    return [{"suite": str(u["suite"]), "form": str(u["form"]), "seconds": float(u["seconds"]),
+             **{name: int(u[name]) for name in ("compiles", "loaded", "calls")}, "nodes": int(u.get("nodes", 0))}
+            for u in rows]
+
+
+def _schedule(schedule: dict) -> doc.Schedule:
+    return {"compile_key": str(schedule["compile_key"]),
+            **{name: int(schedule[name]) for name in ("size", "signatures", "shapes")}}
+
+
 def _run(raw: RawRun) -> doc.Run:
     info = raw.info
     return {
-        "impl": str(info.impl), "started_in": None if info.started_in is None else str(info.started_in),
+        "impl": str(info.impl), "started_in": _or_none(str, info.started_in),
         "profile": str(info.profile), "seed": info.seed,
         "versions": sorted(int(v) for v in info.versions),
-        "type_restriction": None if info.type_names is None else [str(d) for d in info.type_names],
+        "type_restriction": _or_none(_strings, info.type_names),
         "started": str(info.started), "duration_s": float(info.duration_s), "complete": bool(info.complete),
-        "incomplete_reason": None if info.incomplete_reason is None else str(info.incomplete_reason),
+        "incomplete_reason": _or_none(str, info.incomplete_reason),
         "cases_run": len(raw.results), "census_records": len(raw.census),
         "isolation": str(info.isolation), "timeout_s": float(info.timeout_s),
         "profile_label": {str(k): str(v) for k, v in info.profile_label.items()},
         "profile_description": {str(k): str(v) for k, v in info.profile_description.items()},
-        "forms": None if info.forms is None else [str(f) for f in info.forms],
+        "forms": _or_none(_strings, info.forms),
         "claim": str(info.claim),
         "packing": str(info.packing),
-        "models_compiled": None if info.models_compiled is None else int(info.models_compiled),
-        "calls_made": None if info.calls_made is None else int(info.calls_made),
+        "models_compiled": _or_none(int, info.models_compiled),
+        "calls_made": _or_none(int, info.calls_made),
         "workers": int(info.workers),
-        "models_loaded": None if info.models_loaded is None else int(info.models_loaded),
-        "model_seconds": None if info.model_seconds is None else float(info.model_seconds),
-        "model_usage": None if info.model_usage is None else [
-            {"suite": str(u["suite"]), "form": str(u["form"]), "seconds": float(u["seconds"]),
-             **{name: int(u[name]) for name in ("compiles", "loaded", "calls")}, "nodes": int(u.get("nodes", 0))}
-            for u in info.model_usage],
-        "compile_cache": None if info.compile_cache is None else str(info.compile_cache),
-        "schedule": None if info.schedule is None else {
-            "compile_key": str(info.schedule["compile_key"]),
-            **{name: int(info.schedule[name]) for name in ("size", "signatures", "shapes")}},
-        "planned": None if info.planned is None else [str(key) for key in info.planned],
-        "lost": [str(key) for key in info.lost or ()],
+        "models_loaded": _or_none(int, info.models_loaded),
+        "model_seconds": _or_none(float, info.model_seconds),
+        "model_usage": _or_none(_usage, info.model_usage),
+        "compile_cache": _or_none(str, info.compile_cache),
+        "schedule": _or_none(_schedule, info.schedule),
+        "planned": _or_none(_strings, info.planned),
+        "lost": _strings(info.lost or ()),
     }
 
 
@@ -566,17 +582,22 @@ def _coverage(raw: RawRun, versions: list[int], types: list[str]) -> doc.Coverag
                 if not tally:
                     continue
                 possible = universe[peers(version, type_name, kind)] | own_values[type_name, kind]
-                reached = set(tally) & possible
-                by_group = {}
-                for group in groups:
-                    members = {t for t in possible if t.split(":", 1)[0] == group}
-                    if members:
-                        by_group[group] = [len(members & reached), len(members)]
                 cells.append({"version": version, "type": type_name, "kind": kind,
-                              "in_t": type_name in standing[version], "tags": dict(sorted(tally.items())),
-                              "reached": len(reached), "possible": len(possible),
-                              "unreached": sorted(possible - reached), "groups": by_group})
+                              "in_t": type_name in standing[version], **_reached(tally, possible, groups)})
     return {"groups": groups, "cells": cells}
+
+
+def _reached(tally: Counter, possible: set[str], groups: list[str]) -> dict:
+    """A coverage cell's partitions: each reached with its count, how many of the possible ones
+    were reached, which were not, and the same per group."""
+    reached = set(tally) & possible
+    by_group = {}
+    for group in groups:
+        members = {t for t in possible if t.split(":", 1)[0] == group}
+        if members:
+            by_group[group] = [len(members & reached), len(members)]
+    return {"tags": dict(sorted(tally.items())), "reached": len(reached), "possible": len(possible),
+            "unreached": sorted(possible - reached), "groups": by_group}
 
 
 def _family(type_name: str) -> str:

@@ -114,54 +114,96 @@ def _faults(records: list[CensusRecord]) -> list[CensusRecord]:
 
 
 def entries(run: RawRun, tensor, find_clause) -> list[dict]:
-    """The census section of the report document. ``tensor`` renders a recorded tensor for
-    JSON; ``find_clause(version, topic)`` gives the spec clause or None."""
+    """The census section of the report document, one entry per version, topic and group.
+    ``tensor`` renders a recorded tensor for JSON; ``find_clause(version, topic)`` gives the spec
+    clause or None."""
     refused = refused_types(run.results)
     topics: dict[tuple[int, str, str | None], list[CensusRecord]] = defaultdict(list)
     for record in run.census:
         topics[record.version, str(record.topic), record.group].append(record)
-    out = []
-    for (version, topic, group), records in sorted(topics.items(),
-                                                   key=lambda kv: (kv[0][0], int(kv[0][1][1:] or 0), kv[0][2] or "")):
-        apart = [t for t in refused.get(version, []) if any(r.type_name == t for r in records)]
-        counted = [r for r in records if r.type_name not in apart]
-        by_type: dict[str, list[CensusRecord]] = defaultdict(list)
-        for record in counted:
-            by_type[record.type_name].append(record)
-        per_type = {type_name: _reading(mine) for type_name, mine in sorted(by_type.items())}
-        types = [{"type": type_name, "records": len(by_type[type_name]), "statuses": _statuses(by_type[type_name]),
-                  "nondeterministic": sum(r.deterministic is False for r in by_type[type_name]), **reading}
-                 for type_name, reading in per_type.items()]
-        read = [set(reading["policy"]) for reading in per_type.values() if reading["answers"]]
-        overall = sorted(set.intersection(*read)) if read else None
-        nondeterministic = sum(r.deterministic is False for r in counted)
-        statuses = _statuses(records)
-        flagged = {name: n for name, applies in _OBSERVATION_WARNINGS.items()
-                   if (n := sum(1 for r in counted if applies(r)))}
-        flagged.update({"exceptions": n} if (n := sum(t["exceptions"] for t in types)) else {})
-        incoherent = any(t["answers"] and not t["policy"] for t in types)
-        warnings = [*flagged] + [w for w, on in (("incoherent", incoherent),
-                                                 ("crashes", statuses[CRASH] + statuses[TIMEOUT] > 0)) if on]
-        clause = find_clause(version, topic)
-        fits = Counter(f for r in counted if _bears_policy(r) for f in set(r.fits))
-        own_rule = {type_name for type_name, reading in per_type.items()
-                    if reading["policy"] == [NO_LISTED_POLICY] or reading["exceptions"]}
-        out.append({
-            "version": version, "topic": topic, "group": group, "title": clause.title if clause else "",
-            "statement": dict(clause.statement) if clause else {},
-            "records": len(records), "statuses": statuses, "nondeterministic": nondeterministic,
-            "refused_types": apart, "types": types, "policy": overall or [],
-            "coherent": overall is not None and nondeterministic == 0 and all(t["coherent"] for t in types),
-            "warnings": warnings, "flagged": flagged, "asked_again": _asked_again(counted),
-            "fits": dict(sorted(fits.items())),
-            "fits_nothing": sum(1 for r in counted if _bears_policy(r) and not r.fits),
-            "examples": [{"type": r.type_name, "input": tensor(r.input), "observed": tensor(r.observed),
-                          "attributes": {str(k): v for k, v in r.attributes.items()}, "fits": sorted(r.fits),
-                          "status": r.status, "deterministic": r.deterministic, "again": r.again,
-                          "flags": sorted(r.flags)}
-                         for r in _examples(records, own_rule)],
-            "faults": [{"type": r.type_name, "form": r.form, "status": r.status, "input": tensor(r.input),
-                        "attributes": {str(k): v for k, v in r.attributes.items()}, "observed": tensor(r.observed)}
-                       for r in _faults(records)],
-        })
-    return out
+    return [_entry(key, records, refused.get(key[0], []), tensor, find_clause)
+            for key, records in sorted(topics.items(), key=lambda kv: _topic_order(*kv[0]))]
+
+
+def _topic_order(version: int, topic: str, group: str | None) -> tuple[int, int, str]:
+    return version, int(topic[1:] or 0), group or ""
+
+
+def _entry(key: tuple[int, str, str | None], records: list[CensusRecord], refused: list[str], tensor,
+           find_clause) -> dict:
+    """One topic's entry: its observations by status, its types' readings (those not implemented
+    apart), its policy, warnings, examples and faults."""
+    version, topic, group = key
+    apart = [t for t in refused if any(r.type_name == t for r in records)]
+    counted = [r for r in records if r.type_name not in apart]
+    per_type, types = _types(counted)
+    read = [set(reading["policy"]) for reading in per_type.values() if reading["answers"]]
+    overall = sorted(set.intersection(*read)) if read else None
+    nondeterministic = sum(r.deterministic is False for r in counted)
+    statuses = _statuses(records)
+    warnings, flagged = _warnings(counted, types, statuses)
+    clause = find_clause(version, topic)
+    fits, fits_nothing = _fits(counted)
+    return {
+        "version": version, "topic": topic, "group": group, "title": clause.title if clause else "",
+        "statement": dict(clause.statement) if clause else {},
+        "records": len(records), "statuses": statuses, "nondeterministic": nondeterministic,
+        "refused_types": apart, "types": types, "policy": overall or [],
+        "coherent": overall is not None and nondeterministic == 0 and all(t["coherent"] for t in types),
+        "warnings": warnings, "flagged": flagged, "asked_again": _asked_again(counted),
+        "fits": fits, "fits_nothing": fits_nothing,
+        "examples": [_example(r, tensor) for r in _examples(records, _own_rule(per_type))],
+        "faults": [_fault(r, tensor) for r in _faults(records)],
+    }
+
+
+def _types(counted: list[CensusRecord]) -> tuple[dict[str, dict], list[dict]]:
+    """Per type, by name: how its observations read (``_reading``), and its row in the entry (its
+    observations, their statuses, how many were nondeterministic, and that reading)."""
+    by_type: dict[str, list[CensusRecord]] = defaultdict(list)
+    for record in counted:
+        by_type[record.type_name].append(record)
+    per_type = {type_name: _reading(mine) for type_name, mine in sorted(by_type.items())}
+    types = [{"type": type_name, "records": len(by_type[type_name]), "statuses": _statuses(by_type[type_name]),
+              "nondeterministic": sum(r.deterministic is False for r in by_type[type_name]), **reading}
+             for type_name, reading in per_type.items()]
+    return per_type, types
+
+
+def _warnings(counted: list[CensusRecord], types: list[dict], statuses: dict[str, int]) -> tuple[list[str], dict]:
+    """The topic's warnings in the order shown, and the observations each flag counts."""
+    flagged = {name: n for name, applies in _OBSERVATION_WARNINGS.items()
+               if (n := sum(1 for r in counted if applies(r)))}
+    flagged.update({"exceptions": n} if (n := sum(t["exceptions"] for t in types)) else {})
+    incoherent = any(t["answers"] and not t["policy"] for t in types)
+    warnings = [*flagged] + [w for w, on in (("incoherent", incoherent),
+                                             ("crashes", statuses[CRASH] + statuses[TIMEOUT] > 0)) if on]
+    return warnings, flagged
+
+
+def _fits(counted: list[CensusRecord]) -> tuple[dict[str, int], int]:
+    """How many policy-bearing observations fit each named policy, and how many fit none."""
+    bearing = [r for r in counted if _bears_policy(r)]
+    fits = Counter(f for r in bearing for f in set(r.fits))
+    return dict(sorted(fits.items())), sum(1 for r in bearing if not r.fits)
+
+
+def _own_rule(per_type: dict[str, dict]) -> set[str]:
+    """The types with a rule of their own, or exceptions to their policy."""
+    return {type_name for type_name, reading in per_type.items()
+            if reading["policy"] == [NO_LISTED_POLICY] or reading["exceptions"]}
+
+
+def _attributes(record: CensusRecord) -> dict:
+    return {str(k): v for k, v in record.attributes.items()}
+
+
+def _example(r: CensusRecord, tensor) -> dict:
+    return {"type": r.type_name, "input": tensor(r.input), "observed": tensor(r.observed),
+            "attributes": _attributes(r), "fits": sorted(r.fits), "status": r.status,
+            "deterministic": r.deterministic, "again": r.again, "flags": sorted(r.flags)}
+
+
+def _fault(r: CensusRecord, tensor) -> dict:
+    return {"type": r.type_name, "form": r.form, "status": r.status, "input": tensor(r.input),
+            "attributes": _attributes(r), "observed": tensor(r.observed)}

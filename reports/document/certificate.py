@@ -99,12 +99,16 @@ def certificate(raw: RawRun) -> Certificate:
         "shard": None if info.shard is None else {key: int(info.shard[key]) for key in ("index", "count")},
         "merged": None if info.merged is None else {key: [int(i) for i in info.merged[key]]
                                                     for key in ("merged", "missing")},
-        "baseline": None if info.baseline is None else {
-            "source": str(info.baseline["source"]), "failures": int(info.baseline["failures"]),
-            **{key: [str(line) for line in info.baseline[key]]
-               for key in ("new", "fixed", "flaky") if key in info.baseline},
+        "baseline": None if info.baseline is None else _baseline(info.baseline),
+    }
+
+
+def _baseline(compared: dict[str, Any]) -> dict[str, Any]:
+    """The comparison with a baseline the run recorded (reports.folders.baseline.compare); one
+    recorded before flakes and root causes were has neither."""
+    return {"source": str(compared["source"]), "failures": int(compared["failures"]),
+            **{key: [str(line) for line in compared[key]] for key in ("new", "fixed", "flaky") if key in compared},
             **({"causes": [{"status": str(c["status"]), "text": str(c["text"]), "failures": int(c["failures"]),
                             "anchor": None if c["anchor"] is None else str(c["anchor"])}
-                           for c in info.baseline["causes"]]} if "causes" in info.baseline else {})},
-    }
+                           for c in compared["causes"]]} if "causes" in compared else {})}
 

@@ -49,7 +49,8 @@ def inferred_only(standing: Standing) -> bool:
 def rows(run: RawRun, versions: list[int], census: list[dict], counts: Callable, worst: Callable,
          find_spec: Callable[[int], spec.VersionSpec | None]) -> list[dict]:
     """The clause rows of the report document (``counts`` and ``worst`` are the report's own
-    tallying rules; ``census`` its census entries)."""
+    tallying rules; ``census`` its census entries): the spec's clauses of each version, then any
+    other clause a case named."""
     overall: dict[tuple[int, str], list[str]] = defaultdict(list)
     per_type: dict[tuple[int, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for result in run.results:
@@ -64,23 +65,35 @@ def rows(run: RawRun, versions: list[int], census: list[dict], counts: Callable,
                    if run.info.type_names is None or t in run.info.type_names]
         seen = [cid for (v, cid) in overall if v == version and cid not in known]
         for clause_id in [*known, *sorted(set(seen))]:
-            clause = known.get(clause_id)
-            tally = counts(overall.get((version, clause_id), []))
-            types = per_type.get((version, clause_id), {})
-            semantic = clause is not None and clause.kind == "semantic"
+            types = {t: counts(outcomes) for t, outcomes in sorted(per_type.get((version, clause_id), {}).items())}
             topics = [c for c in census if c["version"] == version and c["topic"] == clause_id]
-            entries.append({
-                "version": version, "id": clause_id,
-                "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
-                "statement": dict(clause.statement) if clause else {},
-                "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally), **source(clause),
-                "types": {t: counts(outcomes) for t, outcomes in sorted(types.items())},
-                "not_exercised": [t for t in claimed if t not in types] if semantic else [],
-                "census": None if not topics else {
-                    "records": sum(c["records"] for c in topics),
-                    "policy": sorted(set.intersection(*(set(c["policy"]) for c in topics))),
-                    "coherent": all(c["coherent"] for c in topics),
-                    "warnings": sorted({w for c in topics for w in c["warnings"]}),
-                },
-            })
+            entries.append(_row(version, clause_id, known.get(clause_id), counts(overall.get((version, clause_id), [])),
+                                types, claimed, topics, worst))
     return entries
+
+
+def _row(version: int, clause_id: str, clause: spec.Clause | None, tally: dict[str, int], types: dict[str, dict],
+         claimed: list[str], topics: list[dict], worst: Callable) -> dict:
+    """One clause's row: its statement and source, the cases judged on it overall and per type,
+    the claimed types a semantic clause was never exercised on, and its census topics' summary."""
+    semantic = clause is not None and clause.kind == "semantic"
+    return {
+        "version": version, "id": clause_id,
+        "kind": clause.kind if clause else "unknown", "title": clause.title if clause else "",
+        "statement": dict(clause.statement) if clause else {},
+        "cases": sum(tally.values()), "counts": tally, "outcome": worst(tally), **source(clause),
+        "types": types,
+        "not_exercised": [t for t in claimed if t not in types] if semantic else [],
+        "census": _census(topics) if topics else None,
+    }
+
+
+def _census(topics: list[dict]) -> dict:
+    """An undefined clause's census topics (one per group) in one: their records, the policy they
+    share, whether every one is coherent, and their warnings."""
+    return {
+        "records": sum(c["records"] for c in topics),
+        "policy": sorted(set.intersection(*(set(c["policy"]) for c in topics))),
+        "coherent": all(c["coherent"] for c in topics),
+        "warnings": sorted({w for c in topics for w in c["warnings"]}),
+    }

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import spec
-from results import CensusRecord, RawRun, Unreadable, load
+from results import CensusRecord, RawRun, RunInfo, Unreadable, load
 from results.stream import USAGE_COUNTS
 
 # What every shard of one run has in common, and how to say it: (label, reader of a run).
@@ -112,6 +112,22 @@ def _plan_order(records: list[CensusRecord]) -> list[CensusRecord]:
                                           if r.type_name in order[r.version] else len(order[r.version])))
 
 
+def _info(shards: list[RawRun], present: list[int], missing: list[int], reason: str | None) -> RunInfo:
+    """The merged run's settings and tallies: the first shard's settings, started when the first
+    shard started, as long as the longest, its counts summed (None where no shard counted) and
+    its plan and lost tests those of every shard."""
+    sums = {name: (None if all(getattr(run.info, name) is None for run in shards)
+                   else sum(getattr(run.info, name) or 0 for run in shards)) for name in _SUMMED}
+    planned = None if any(run.info.planned is None for run in shards) else \
+        sorted(key for run in shards for key in run.info.planned)
+    return replace(shards[0].info, shard=None, merged={"merged": present, "missing": missing},
+                   started=min(run.info.started for run in shards),
+                   duration_s=max(run.info.duration_s for run in shards), complete=reason is None,
+                   incomplete_reason=reason, workers=sum(run.info.workers for run in shards),
+                   model_usage=_usage(shards), planned=planned,
+                   lost=sorted(key for run in shards for key in run.info.lost or ()), **sums)
+
+
 def merge(folders: list[Path]) -> RawRun:
     """The run the shards in ``folders`` are parts of; MergeError where they are not parts of one."""
     if not folders:
@@ -123,17 +139,7 @@ def merge(folders: list[Path]) -> RawRun:
     count = shards[0].info.shard["count"]
     present = [run.info.shard["index"] for run in shards]
     missing = [index for index in range(1, count + 1) if index not in present]
-    reason = _incomplete(shards, missing, count)
-    sums = {name: (None if all(getattr(run.info, name) is None for run in shards)
-                   else sum(getattr(run.info, name) or 0 for run in shards)) for name in _SUMMED}
-    planned = None if any(run.info.planned is None for run in shards) else \
-        sorted(key for run in shards for key in run.info.planned)
-    info = replace(shards[0].info, shard=None, merged={"merged": present, "missing": missing},
-                   started=min(run.info.started for run in shards),
-                   duration_s=max(run.info.duration_s for run in shards), complete=reason is None,
-                   incomplete_reason=reason, workers=sum(run.info.workers for run in shards),
-                   model_usage=_usage(shards), planned=planned,
-                   lost=sorted(key for run in shards for key in run.info.lost or ()), **sums)
+    info = _info(shards, present, missing, _incomplete(shards, missing, count))
     return RawRun(info, _environment(shards), [result for run in shards for result in run.results],
                   _plan_order([record for run in shards for record in run.census]),
                   [end for run in shards for end in run.ends])

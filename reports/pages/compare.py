@@ -96,6 +96,19 @@ def compare(old: Document, new: Document, old_asked: Sequence[dict] = (), new_as
     implementation; ``new_asked``: the old run's asked of the new one (results.replays)."""
     already = _also_failing(old_asked, _label(new))
     still = _also_failing(new_asked, _label(old))
+    verdicts = _verdicts(old, new, already)
+    failing, passing = _cells(old, new, already, still)
+    scope, strictness = _standing_changes(old, new)
+    regression = any(item["regression"] for item in (*verdicts, *failing, *scope))
+    sets = [instruction_set(old["certificate"]), instruction_set(new["certificate"])]
+    return {"old": _run(old), "new": _run(new), "isa": {"old": sets[0], "new": sets[1], "differs": differences(sets)},
+            "verdicts": verdicts, "scope": scope, "strictness": strictness,
+            "newly_failing": failing, "newly_passing": passing, "census": _census(old, new), "regression": regression}
+
+
+def _verdicts(old: Document, new: Document, already: set) -> list[dict]:
+    """Each version whose verdict changed; a change to NON-CONFORMANT is a regression unless every
+    clause it fails on fails the old implementation too (``already``)."""
     verdicts = []
     before_verdicts = {v["version"]: v["verdict"] for v in old["versions"]}
     for entry in new["versions"]:
@@ -104,6 +117,12 @@ def compare(old: Document, new: Document, old_asked: Sequence[dict] = (), new_as
             known = all((entry["version"], c) in already for c in entry.get("failing_clauses", [])) and already
             verdicts.append({"version": entry["version"], "before": before, "after": entry["verdict"],
                              "already_in_old": bool(known), "regression": before == "conformant" and not known})
+    return verdicts
+
+
+def _cells(old: Document, new: Document, already: set, still: set) -> tuple[list[dict], list[dict]]:
+    """The clauses and types newly failing, and those newly passing (unless the new run's
+    counterexamples still fail the old one's ask, ``still``)."""
     before_status, after_status = _status(old), _status(new)
     failing, passing = [], []
     for key in sorted(after_status, key=lambda k: (k[0], k[1], k[2])):
@@ -116,6 +135,11 @@ def compare(old: Document, new: Document, old_asked: Sequence[dict] = (), new_as
             failing.append(item)
         elif after == PASS and _failing(before) and key[::2] not in still:
             passing.append(item)
+    return failing, passing
+
+
+def _census(old: Document, new: Document) -> list[dict]:
+    """Each census topic (and group) whose policy changed."""
     old_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in old["census"]}
     new_census = {(c["version"], c["topic"], c.get("group") or ""): c for c in new["census"]}
     census = []
@@ -125,12 +149,7 @@ def compare(old: Document, new: Document, old_asked: Sequence[dict] = (), new_as
             entry = new_census.get(key) or old_census[key]
             title = entry["title"] + (f" ({key[2]})" if key[2] else "")
             census.append({"version": key[0], "topic": key[1], "title": title, "before": before, "after": after})
-    scope, strictness = _standing_changes(old, new)
-    regression = any(item["regression"] for item in (*verdicts, *failing, *scope))
-    sets = [instruction_set(old["certificate"]), instruction_set(new["certificate"])]
-    return {"old": _run(old), "new": _run(new), "isa": {"old": sets[0], "new": sets[1], "differs": differences(sets)},
-            "verdicts": verdicts, "scope": scope, "strictness": strictness,
-            "newly_failing": failing, "newly_passing": passing, "census": census, "regression": regression}
+    return census
 
 
 def _isa_lines(isa: dict) -> list[str]:

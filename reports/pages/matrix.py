@@ -107,30 +107,39 @@ def matrix(runs: list[tuple[Document, Path]], out: Path) -> dict:
     found = [replays.read(source) if len(runs) > 1 else None for _, source in runs]
     asked = [[e for e in data["replays"] if e["source"] in links] if data else [] for data in found]
     versions = sorted({v["version"] for d in documents for v in d["versions"]})
-    sections = []
-    for version in versions:
-        clauses: dict[str, dict] = {}
-        for document in documents:
-            for c in document["clauses"]:
-                if c["version"] == version:
-                    clauses.setdefault(c["id"], {"id": c["id"], "title": c["title"], "kind": c["kind"], "types": []})
-                    known = clauses[c["id"]]["types"]
-                    known += [t for t in c["types"] if t not in known]
-        rows = []
-        for clause in sorted(clauses.values(), key=lambda c: clause_number(c["id"])):
-            cells = [_clause_cell(d, version, clause["id"]) for d in documents]
-            typed = []
-            if clause["kind"] != "undefined":
-                cells = [_asked_here(c, _replayed(a, version, clause["id"]), links)
-                         for c, a in zip(cells, asked, strict=True)]
-                for type_name in clause["types"]:
-                    type_cells = [_asked_here(_type_cell(d, version, clause["id"], type_name),
-                                              _replayed(a, version, clause["id"], type_name), links)
-                                  for d, a in zip(documents, asked, strict=True)]
-                    if any(c["outcome"] in JUDGED_FAILURES for c in type_cells):
-                        typed.append({"type": type_name, "cells": type_cells})
-            rows.append({**clause, "anchor": clause_anchor(version, clause["id"]), "cells": cells, "typed": typed,
-                         "folded": len(clause["types"]) - len(typed)})
-        sections.append({"version": version, "rows": rows})
+    sections = [{"version": version, "rows": [_row(clause, version, documents, asked, links) for clause in
+                                              sorted(_clauses(documents, version).values(),
+                                                     key=lambda c: clause_number(c["id"]))]}
+                for version in versions]
     return {"columns": columns, "versions": versions, "sections": sections, "replays": _replays_summary(found),
             "isa_differs": differences([column["isa"] for column in columns])}
+
+
+def _clauses(documents: list[Document], version: int) -> dict[str, dict]:
+    """The clauses of ``version`` any run has a row for, by id, with every type any run judged."""
+    clauses: dict[str, dict] = {}
+    for document in documents:
+        for c in document["clauses"]:
+            if c["version"] == version:
+                clauses.setdefault(c["id"], {"id": c["id"], "title": c["title"], "kind": c["kind"], "types": []})
+                known = clauses[c["id"]]["types"]
+                known += [t for t in c["types"] if t not in known]
+    return clauses
+
+
+def _row(clause: dict, version: int, documents: list[Document], asked: list[list[dict]], links: dict) -> dict:
+    """One clause's row: a cell per run (with the other runs' counterexamples asked there, for a
+    judged clause), and beneath it a row per type some run fails it on; the others are folded."""
+    cells = [_clause_cell(d, version, clause["id"]) for d in documents]
+    typed = []
+    if clause["kind"] != "undefined":
+        cells = [_asked_here(c, _replayed(a, version, clause["id"]), links)
+                 for c, a in zip(cells, asked, strict=True)]
+        for type_name in clause["types"]:
+            type_cells = [_asked_here(_type_cell(d, version, clause["id"], type_name),
+                                      _replayed(a, version, clause["id"], type_name), links)
+                          for d, a in zip(documents, asked, strict=True)]
+            if any(c["outcome"] in JUDGED_FAILURES for c in type_cells):
+                typed.append({"type": type_name, "cells": type_cells})
+    return {**clause, "anchor": clause_anchor(version, clause["id"]), "cells": cells, "typed": typed,
+            "folded": len(clause["types"]) - len(typed)}
