@@ -304,8 +304,9 @@ def _certificate(document: dict, required: bool) -> Check:
 def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None,
                   shard: str | None = None) -> list[str]:
     """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
-    timeout, forms, packing, memory limit, the cap on a runtime's instruction set (``--isa``; none
-    recorded, ``--isa native``) and, for a shard's report, its shard; ``shard`` (K/N)
+    timeout, forms, packing, the schedule (drawn within, and the compile key, or drawn freely),
+    memory limit, the cap on a runtime's instruction set (``--isa``; none recorded, ``--isa
+    native``) and, for a shard's report, its shard; ``shard`` (K/N)
     runs that part of the run only. Always ``--isolation process --sandbox require``: the
     implementation a report names never runs in the process of the one who checks it, nor
     outside a sandbox (where there is none, the rerun stops, saying so)."""
@@ -329,6 +330,10 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
         command += ["--forms", ",".join(certificate["forms"])]
     if certificate.get("packing") in ("on", "off"):  # absent from reports made before --packing existed
         command += ["--packing", certificate["packing"]]
+    if certificate["forms"] is not None:  # a report made before schedules drew freely
+        schedule = document.get("run", {}).get("schedule")
+        command += ["--schedule", "off"] if schedule is None else ["--schedule", "on", "--compile-key",
+                                                                    schedule["compile_key"]]
     found = runtimes.find(certificate["implementation"])
     if found and found[0].isa_cap and certificate.get("cpu_isa") is not None:  # recorded since --isa existed
         cap = certificate.get("isa_cap")

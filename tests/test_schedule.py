@@ -166,3 +166,18 @@ def test_at_the_standard_profile_the_symbolic_tests_compile_a_fifth_of_the_nodes
     assert sum(free.values()) >= 2.5 * sum(scheduled.values())
     for suite in ("property", "census"):
         assert abs(cases[suite] - free_cases[suite]) <= 0.02 * free_cases[suite], (suite, cases, free_cases)
+
+
+def test_a_rerun_draws_within_the_schedules_the_run_drew_within(tmp_path) -> None:
+    from reports.verify import rerun_command
+
+    certificate = {"implementation": FAKE, "profile": "quick", "versions": [13], "timeout_s": 10, "seed": 1,
+                   "types": None, "forms": ["symbolic"], "packing": "on"}
+    scheduled = {"certificate": certificate, "run": {"schedule": {"compile_key": "shape", "size": 12,
+                                                                  "signatures": 99, "shapes": 99}}}
+    command = rerun_command(scheduled, tmp_path)
+    assert command[command.index("--schedule") + 1:command.index("--schedule") + 4] == ["on", "--compile-key",
+                                                                                         "shape"]
+    for run in ({"schedule": None}, {}):  # drawn freely, or made before schedules (which drew freely)
+        free = rerun_command({"certificate": certificate, "run": run}, tmp_path)
+        assert free[free.index("--schedule") + 1] == "off"
