@@ -6,6 +6,8 @@ per signature where the free draw costs about one per case (counted on the fake 
 from __future__ import annotations
 
 import itertools
+import math
+import os
 
 import hypothesis
 import pytest
@@ -19,10 +21,11 @@ from engine.config.plan import Task
 from engine.config.schedules import record, task_schedule
 from engine.judging.run import test_cases as cases_of
 from generators import schedule, semantic_cases
+from generators.build import SIZE
 from generators.floor import semantic_floor
 from generators.schedule import SIZES, Entry, pinned
 from generators.shapes import MAX_RANK
-from generators.strategies import undefined_cases
+from generators.strategies import LARGEST_INVALID, undefined_cases, undefined_decoder
 
 FAKE = "model:tests/impls/model_packing.py:correct"
 
@@ -181,3 +184,15 @@ def test_a_rerun_draws_within_the_schedules_the_run_drew_within(tmp_path) -> Non
     for run in ({"schedule": None}, {}):  # drawn freely, or made before schedules (which drew freely)
         free = rerun_command({"certificate": certificate, "run": run}, tmp_path)
         assert free[free.index("--schedule") + 1] == "off"
+
+
+def test_a_shape_larger_than_a_census_case_may_be_is_drawn_within_its_budget() -> None:
+    """A shape schedule holds a very long axis (140,000 elements at most); a census case holds at
+    most 65,536. Such an entry gives its signature a shape drawn within the budget, where its
+    fixed shape once drove the batch's budget below zero (a suite error on every census test)."""
+    vspec = spec.load(12)
+    entries = schedule.shapes(vspec, "7:12:float16", 24, True)
+    assert any(math.prod(e.shape) > LARGEST_INVALID for e in entries)
+    for _ in range(40):
+        for case in undefined_decoder(vspec, "float16", 8, ("C14",), entries).decode(os.urandom(SIZE * 8)):
+            assert case.data.size <= LARGEST_INVALID
