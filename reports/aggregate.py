@@ -21,7 +21,7 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import OBSERVED, OUTCOMES, CaseResult, Counterexample, Pack, RawRun, Tensor
+from results import OBSERVED, OUTCOMES, CaseResult, Counterexample, Pack, PackNode, RawRun, Tensor
 from results.causes import signature, special_values
 from results.outcomes import ERROR, FAIL, FAULTS, MISSING_REJECTION, PASS, SEVERITY
 from results.verdict import Standing, clause_number, standings
@@ -81,7 +81,11 @@ def _pack(pack: Pack | None) -> doc.Pack | None:
     if pack is None:
         return None
     return {"form": str(pack.form), "position": int(pack.position), "reproduced": bool(pack.reproduced),
-            "nodes": [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in pack.nodes]}
+            "nodes": _nodes(pack.nodes)}
+
+
+def _nodes(nodes: list[PackNode]) -> list[doc.PackNode]:
+    return [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in nodes]
 
 
 def _run(raw: RawRun) -> doc.Run:
@@ -326,6 +330,11 @@ def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
         "pack": _pack(ce.pack),
         "flaky": bool(ce.flaky),
         "again": _tensor(ce.again),
+        "reproduction": None if ce.reproduction is None else str(ce.reproduction),
+        "history": None if ce.history is None else [
+            {"version": int(m.version), "form": None if m.form is None else str(m.form), "nodes": _nodes(m.nodes)}
+            for m in ce.history],
+        "after_history": _tensor(ce.after_history),
     }
 
 

@@ -70,7 +70,8 @@ def read(path: Path) -> tuple[str, set[Key]]:
 
 
 def _flaky(document: Document) -> set[Key]:
-    """Headline failures whose every counterexample answered right when asked once more."""
+    """Headline failures whose every counterexample is a flake: wrong once, right when asked again
+    (in a fresh worker, and after the history its worker ran before it)."""
     entries: dict[Key, list[bool]] = {}
     for f in document["failures"]:
         if f["role"] == "headline":
@@ -80,13 +81,13 @@ def _flaky(document: Document) -> set[Key]:
 
 def compare(document: Document, source: str, expected: set[Key]) -> dict[str, Any]:
     """What a run's report holds against its baseline (RunInfo.baseline). A failure the baseline
-    does not hold is new, or a flake where it answered right when asked once more."""
+    does not hold is new, a flake too: ArgMin is deterministic, so a wrong answer is a failure
+    whether or not it recurs (``flaky`` names the new ones that are flakes)."""
     found = failures(document)
     unexpected = found - expected
-    flaky = unexpected & _flaky(document)
-    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(unexpected - flaky)],
+    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(unexpected)],
             "fixed": [text(key) for key in sorted(expected - found)],
-            "flaky": [text(key) for key in sorted(flaky)]}
+            "flaky": [text(key) for key in sorted(unexpected & _flaky(document))]}
 
 
 def lines(compared: dict[str, Any]) -> list[str]:
@@ -94,7 +95,7 @@ def lines(compared: dict[str, Any]) -> list[str]:
     new, fixed = compared["new"], compared["fixed"]
     head = (f"baseline {compared['source']}: {compared['failures']} known failures; "
             + (f"{len(new)} NEW (exit status 1)" if new else "no new failure (exit status 0)"))
-    flaky = compared.get("flaky", [])
-    return [head, *(f"  new failure: {line}" for line in new),
-            *(f"  flake (answered right when asked again; not counted as new): {line}" for line in flaky),
+    flaky = set(compared.get("flaky", []))
+    return [head, *(f"  new failure: {line}" + (" (a flake: wrong once, right when asked again; a failure all "
+                                                 "the same)" if line in flaky else "") for line in new),
             *(f"  fixed: {line}" for line in fixed)]

@@ -217,11 +217,11 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     runtime refuses as unsupported is asked call by call at once (halving would compile every
     model twice), unless its type was ``refused`` alone already (engine.asking.packing.Planner.refused): then
     every call of it is answered "unsupported", one compile for the pack instead of one per call."""
+    if len(datas) == 1:  # a one-node model, exact or not
+        yield Answered(call(fn, datas[0], version, attributes[0], form))
+        return
     if exact:
         yield from _exactly(fn, datas, version, attributes, form)
-        return
-    if len(datas) == 1:
-        yield Answered(call(fn, datas[0], version, attributes[0], form))
         return
     start = time.perf_counter()
     try:

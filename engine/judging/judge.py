@@ -42,6 +42,9 @@ _ON_INVALID = {OK: MISSING_REJECTION, OVERSIZE: MISSING_REJECTION, RAISED: PASS,
 _CENSUS_STATUS = {OK: RETURNED, OVERSIZE: RETURNED, RAISED: RAISED, UNSUPPORTED: UNSUPPORTED,
                   CRASH: CRASH, TIMEOUT: TIMEOUT}
 
+# The problem of a failure whose worker answered the same call two ways (``_reattribute``).
+NONDETERMINISTIC = "nondeterministic"
+
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 # The census's second ask of a case: the reply, and where it was asked (results.records
 # ANOTHER_PROCESS or SAME_PROCESS).
@@ -170,7 +173,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
 
 
 def _nondeterministic(first: Violation, asked: str, answer: Reply, again: Reply) -> Failure:
-    return Failure(first.clause.id, "nondeterministic",
+    return Failure(first.clause.id, NONDETERMINISTIC,
                    f"{first.message}; {asked} was answered {_shown(answer)}, then {_shown(again)} when asked "
                    f"again: the implementation answers the same call differently from one call to the next")
 
