@@ -33,6 +33,7 @@ from reports.render import render_report
 from reports.replay import snippet, standalone
 from results import CaseResult, Counterexample, Pack, PackNode, RawRun, Tensor, dumps, from_json
 from results.digest import counterexample_digest
+from results.records import REPRODUCES_ALONE
 from results.verdict import verdicts
 from tests.impls.model_packing import DUMMIES
 from tests.test_packing import SCHEMA, SHAPES, expected, model, settings, static_calls
@@ -289,16 +290,20 @@ def test_a_failure_only_signature_models_show_replays_its_signature_model(tmp_pa
     _replays_fail_on_the_bug_only(failures[0][0], "wrong_among_dummies", tmp_path)
 
 
-def test_a_packed_failure_that_does_not_come_again_says_so(tmp_path: Path) -> None:
-    """A flake: the very model it failed in, asked again, answered right; both answers are shown."""
+def test_a_packed_failure_only_a_fresh_process_shows_reproduces_alone(tmp_path: Path) -> None:
+    """Wrong in the first packed model a process runs and no other: the worker that found it can
+    never show it again (the pack stays as it was found), but a fresh worker, where it is the first
+    pack, fails it too: it reproduces alone, and its snippets, each a fresh process, fail as files
+    (asked again in the worker that found it, it passed for a flake)."""
     document, failures = _document(model("wrong_in_first_pack"), tmp_path, isolation="process")
     for result, pack in failures:
         assert not pack.reproduced and len(pack.nodes) == result.packed, "the pack it was found in, as it was"
         ce = result.counterexample
-        assert ce.flaky and isinstance(ce.again, Tensor) and ce.again != ce.actual
+        assert ce.reproduction == REPRODUCES_ALONE and not ce.flaky and ce.again == ce.actual
     page = render_report(document)
-    assert "the pack it was found in" in page and "Asked once more, the same way (exactly this model)" in page
-    assert "the smallest pack found" not in page and 'class="again"' in page
+    assert "the pack it was found in" in page and "Reproduces alone" in page and 'class="again"' in page
+    assert "the smallest pack found" not in page
+    _replays_fail_on_the_bug_only(failures[0][0], "wrong_in_first_pack", tmp_path)
 
 
 def test_every_second_ask_of_a_pack_rebuilds_one_model(tmp_path: Path) -> None:
