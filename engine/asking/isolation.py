@@ -639,8 +639,9 @@ class Runner:
         (``packs`` of calls with the same signatures), instead of cutting them afresh. ``faults``:
         once that many calls crashed or hung, the calls left are not made (their replies say
         UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge.
-        ``exact``: each unit is exactly one packed model of its calls, in order (a recorded pack
-        asked again: worker.answers), never split, and what it fails with is every call's reply."""
+        ``exact``: each unit is exactly one model of its calls, in order (a recorded pack, or a
+        one-node model for a unit of one, asked again: worker.answers), never split, and what it
+        fails with is every call's reply."""
         if units is None:
             units = self.planner.packs(calls) if pack else [[index] for index in range(len(calls))]
         units = deque(list(unit) for unit in units)

@@ -38,13 +38,13 @@ the model itself (its other nodes, their inputs and attributes, and the case's n
 The pack the case was found in may hold 64 nodes (a signature model up to 153): this asks smaller
 ones, within a few asks, and keeps the smallest that fails the same way. Other cases' nodes go,
 half of them at a time, then one by one; in a signature model (one with dummy inputs) a case's
-node is fed a dummy instead, so the model stays the one that failed. Dummies stay: they cost
-nothing to show, and a signature model feeds them whatever is asked.
+node is fed a dummy instead, so the model stays the one that failed; then the dummies go the same
+way, where a model without them still fails so (each is a few lines of a snippet).
 
 Then every node's input is made small (``lighter``), each while the pack still fails the same
 way: first a single element of the same rank, then zeros of the same shape, then each axis cut to
-its shortest leading part that still fails; the nodes of one shape together, the other nodes'
-inputs first, largest first, and the case's own last (the one-node minimizer cannot make it
+its shortest leading or trailing part that still fails; the nodes of one shape together, the
+other nodes' inputs first, largest first, and the case's own last (the one-node minimizer cannot make it
 smaller: alone, it answers right)."""
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ class Planner:
 # --- the smallest pack that still fails -----------------------------------------------------
 
 ASKS = 20  # models asked at most per failure, the first the pack it was found in
-LIGHTER_ASKS = 48  # models asked at most to make the nodes' inputs small
+LIGHTER_ASKS = 64  # models asked at most to make the nodes' inputs small
 
 # Asks the model of these nodes, the case at this node: the model that answered where the case
 # failed the same way again (whatever model the adapter chose), else None.
@@ -235,38 +235,41 @@ def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
     dummy = next((node.data for node in found.nodes if node.dummy), None)
     kept = list(range(len(found.nodes)))  # the nodes of ``found`` still there
     fed: set[int] = set()  # nodes of ``found`` fed a dummy instead of their case
-    others = [i for i, node in enumerate(found.nodes) if i != found.position and not node.dummy]
-    size = -(-len(others) // 2)
-    while others and left > 0:
-        dropped = False
-        for part in [set(others[start:start + size]) for start in range(0, len(others), size)]:
-            nodes, position = _without(found, kept, fed | part, dummy)
-            if left == 0 or len(nodes) < 2:
-                continue  # one node is a one-node model, which answers right
-            left -= 1
-            answered = ask(nodes, position)
-            if answered is not None:
-                shown, dropped = answered, True
-                others = [i for i in others if i not in part]
-                if dummy is None:
-                    kept = [i for i in kept if i not in part]
-                else:
-                    fed |= part
-        if not dropped:
-            if size == 1:
-                break
-            size = -(-size // 2)
+
+    def attempt(keep: list[int], feed: set[int]) -> bool:
+        """Adopt the model of the nodes ``keep``, those in ``feed`` fed a dummy, where it fails so."""
+        nonlocal shown, left, kept, fed
+        nodes = [Node(dummy, found.nodes[i].attributes, True) if i in feed else found.nodes[i] for i in keep]
+        if left == 0 or len(nodes) < 2:  # one node is a one-node model, which answers right
+            return False
+        left -= 1
+        answered = ask(nodes, keep.index(found.position))
+        if answered is not None:
+            shown, kept, fed = answered, keep, feed
+        return answered is not None
+
+    def shrink(others: list[int], change: Callable[[set[int]], tuple[list[int], set[int]]]) -> None:
+        """``change`` of parts of ``others``: halves, then smaller parts, down to one node at a time."""
+        size = -(-len(others) // 2)
+        while others and left > 0:
+            dropped = False
+            for part in [set(others[start:start + size]) for start in range(0, len(others), size)]:
+                if attempt(*change(part)):
+                    dropped, others = True, [i for i in others if i not in part]
+            if not dropped:
+                if size == 1:
+                    break
+                size = -(-size // 2)
+
+    cases = [i for i, node in enumerate(found.nodes) if i != found.position and not node.dummy]
+    if dummy is None:
+        shrink(cases, lambda part: ([i for i in kept if i not in part], fed))
+        return shown
+    shrink(cases, lambda part: (kept, fed | part))  # the signature model it failed in, fed dummies
+    # Then its dummies go, where a model without them still fails so: a signature model holds up to 153 nodes.
+    shrink([i for i in kept if i != found.position and (found.nodes[i].dummy or i in fed)],
+           lambda part: ([i for i in kept if i not in part], fed - part))
     return shown
-
-
-def _without(found: Packed, kept: list[int], dropped: set[int], dummy: np.ndarray | None) -> tuple[list[Node], int]:
-    """The nodes of ``found`` in ``kept`` but for ``dropped`` (fed ``dummy`` instead where there is
-    one), and the case's node among them."""
-    if dummy is not None:
-        nodes = [Node(dummy, found.nodes[i].attributes, True) if i in dropped else found.nodes[i] for i in kept]
-        return nodes, kept.index(found.position)
-    remaining = [i for i in kept if i not in dropped]
-    return [found.nodes[i] for i in remaining], remaining.index(found.position)
 
 
 def lighter(shown: Packed, ask: Ask, asks: int = LIGHTER_ASKS) -> Packed:
@@ -274,7 +277,8 @@ def lighter(shown: Packed, ask: Ask, asks: int = LIGHTER_ASKS) -> Packed:
     models. The nodes of one input shape change together (a bug between nodes may need their
     outputs alike: one node answering with another's), the other nodes' largest first, the
     case's last; each to one element, else zeros of its shape, then each axis, longest first, cut
-    to its shortest leading part that still fails (1, 2, 4, ... elements)."""
+    to its shortest leading or trailing part that still fails (1, 2, 4, ... elements: a twin
+    differs from its case in the last element)."""
     nodes = list(shown.nodes)
     kinds: dict[tuple, list[int]] = {}
     for index, node in enumerate(nodes):
@@ -305,7 +309,8 @@ def lighter(shown: Packed, ask: Ask, asks: int = LIGHTER_ASKS) -> Packed:
         for axis in sorted(range(data.ndim), key=lambda a: -data.shape[a]):
             length = 1
             while length < nodes[group[0]].data.shape[axis] and asks:
-                if attempt(group, lambda d, n=length, a=axis: np.take(d, range(n), axis=a)):
+                if attempt(group, lambda d, n=length, a=axis: np.take(d, range(n), axis=a)) or attempt(
+                        group, lambda d, n=length, a=axis: np.take(d, range(d.shape[a] - n, d.shape[a]), axis=a)):
                     break
                 length *= 2
     return shown

@@ -42,8 +42,9 @@ from engine.asking.loader import UsageError
 from results.outcomes import FAULTS
 from results.records import FLAKY, NEEDS_HISTORY, REPRODUCES_ALONE
 
-TRIALS = 24  # new workers asked per failure a fresh worker answers right (history's delta debugging included)
-CONFIRMATIONS = 2  # new workers that must fail it after the shortest history found, as it did there
+TRIALS = 32  # new workers asked per failure a fresh worker answers right (history's delta debugging included)
+CONFIRMATIONS = 1  # new workers that must fail it after the shortest history found, as it did there
+SHOWN = 64  # input elements a history model's node may hold as they were: more are made zeros where it still fails
 
 Fails = Callable[[Reply], bool]  # whether an answer to the failure's case fails it again
 
@@ -77,49 +78,48 @@ def shortest(history: Sequence[Ran], fails_after: Callable[[Sequence[Ran]], Repl
              trials: int) -> tuple[list[Ran], Reply, int] | None:
     """The shortest part of ``history`` (in order) found after which the failure shows again, the
     wrong answer it gave, and the trials left; None where the whole history does not make it
-    fail. ``fails_after(models)`` is that answer after ``models``, or None where it answered right.
-    The whole history first (a flake costs one trial), then its last model, its last 2, 4, ...
-    (state is mostly left by recent models, and a short history costs a few compiles), then delta
-    debugging within the first of those that fails (Zeller's ddmin: its parts, then their
-    complements, finer each round)."""
+    fail. ``fails_after(models)`` is that answer after ``models``, or None where it answered right
+    (as it did after none: asked alone).
+
+    Delta debugging over the history, one model it needs at a time: the whole history first (a
+    flake costs one trial); then the shortest end of it after which it still fails, with the models
+    already kept before it, starts with a model it needs (found galloping back from the last model,
+    then by bisection: the state is mostly left by recent models, found in a few trials); what else
+    it needs lies after that one. Done where the models kept make it fail alone."""
     if trials < 1:
         return None
-    answer, size, trials = fails_after(history), 1, trials - 1
+    answer, trials = fails_after(history), trials - 1
     if answer is None:
         return None
-    while size < len(history) and trials > 0:
-        trials -= 1
-        found = fails_after(history[-size:])
-        if found is not None:
-            answer = found
-            break
-        size *= 2
-    else:
-        size = len(history)
-    kept, parts = list(history[-size:]), 2
-    while len(kept) > 1 and trials > 0:
-        step = -(-len(kept) // parts)
-        chunks = [kept[start:start + step] for start in range(0, len(kept), step)]
-        complements = [[ran for other in chunks if other is not chunk for ran in other] for chunk in chunks]
-        for candidate in [*chunks, *(complements if len(chunks) > 2 else [])]:
-            if trials == 0:
-                break
+    kept: list[Ran] = []
+    rest = list(history)  # kept + rest makes it fail
+    while rest and trials > 0:
+        # Sizes of rest's end known not to make it fail with what is kept (``right``: nothing alone
+        # does not), and to make it fail.
+        right, wrong, galloping = -1 if kept else 0, len(rest), True
+        while wrong - right > 1 and trials > 0:
+            size = (right + 1 if right < 1 else 2 * right) if galloping else (right + wrong) // 2
+            if size >= wrong:
+                galloping = False
+                continue
             trials -= 1
-            found = fails_after(candidate)
-            if found is not None:
-                kept, answer = candidate, found
-                parts = 2 if any(candidate is chunk for chunk in chunks) else max(parts - 1, 2)
-                break
-        else:
-            if parts >= len(kept):
-                break
-            parts = min(len(kept), parts * 2)
-    return kept, answer, trials
+            found = fails_after([*kept, *rest[len(rest) - size:]])
+            if found is None:
+                right = size
+            else:
+                wrong, answer, galloping = size, found, False
+        if wrong == 0 or wrong - right > 1:  # what is kept fails alone; or no trial is left to look closer
+            rest = rest[len(rest) - wrong:]
+            break
+        kept.append(rest[len(rest) - wrong])
+        rest = rest[len(rest) - wrong + 1:]
+    return [*kept, *rest], answer, trials
 
 
 def _zeros(ran: Ran) -> Ran | None:
-    """``ran`` with every node fed zeros of its input's shape (None where it already is)."""
-    if not any(node.data.any() for node in ran.nodes):
+    """``ran`` with every node fed zeros of its input's shape (None where it already is, or its
+    inputs are few enough to show as they are)."""
+    if sum(node.data.size for node in ran.nodes) <= SHOWN or not any(node.data.any() for node in ran.nodes):
         return None
     nodes = tuple(Node(np.zeros_like(node.data), node.attributes, node.dummy) for node in ran.nodes)
     return Ran(ran.version, ran.form, node=nodes[0]) if ran.packed is None else \
@@ -187,8 +187,8 @@ class Reproducer:
                         kept[index], wrong = lighter, answer
             if all(fails_after(kept) is not None for _ in range(CONFIRMATIONS)):
                 return Reproduction(NEEDS_HISTORY, right, tuple(kept), wrong)
-        last = after[-1] if after else None
-        return Reproduction(FLAKY, right, None, last if last is not None and not fails(last) else None)
+        shown = next((answer for answer in reversed(after) if answer is not None and not fails(answer)), None)
+        return Reproduction(FLAKY, right, None, shown)
 
     def _runner(self, name: str) -> Runner | None:
         """The fresh or the trial runner, started on first use; None where it does not load."""
