@@ -135,7 +135,9 @@ class Reproducer:
         self._fresh: Runner | None = None
         self._trials: Runner | None = None
         self._asked = False  # whether the trial runner's current worker has asked anything
-        self.replies: list[Reply] = []  # every answer its workers gave, for the run's counts
+        # What its workers' answers cost so far, for the run's counts: models compiled, loaded from
+        # the compile cache (none: it has none), calls, and the seconds the models took.
+        self.spent: tuple[int, int, int, float] = (0, 0, 0, 0.0)
 
     def reproduce(self, failed: Failed, fails: Fails, timeout: float, steady: bool = True) -> Reproduction | None:
         """Where ``failed`` reproduces; None where no worker but the one that found it could be
@@ -210,7 +212,9 @@ class Reproducer:
         another one)."""
         calls, units = asked([*history, Ran(failed.version, failed.form, packed=Packed(failed.nodes, failed.position))])
         replies = runner.call_many(calls, units=units, exact=True)
-        self.replies += replies
+        compiles, loaded, made, seconds = self.spent
+        self.spent = (compiles + sum(r.compiles for r in replies), loaded + sum(r.loaded for r in replies),
+                      made + len(replies), seconds + sum(r.model_seconds for r in replies))
         if any(reply.status in FAULTS for reply in replies[:units[-1][0]]):
             return None
         return replies[units[-1][failed.position]]

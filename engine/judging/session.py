@@ -124,7 +124,7 @@ class Session:
         # which compile what they ask as a replay does, without the compile cache; in-process, none.
         self._reproducer = Reproducer(lambda: implementation(replace(settings, compile_cache=None))) \
             if self.runner.isolation == "process" else None
-        self._reproduced_taken = 0  # how many of the reproducer's answers _usage has counted
+        self._reproduced_taken: tuple[int, int, int, float] = (0, 0, 0, 0.0)  # its spent, as _usage last counted
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -417,14 +417,14 @@ class Session:
         now = (self.compiles, self.calls, self.loaded, self.model_seconds)
         compiles, calls, loaded, seconds = (a - b for a, b in zip(now, self._usage_taken, strict=True))
         self._usage_taken = now
-        fresh = self._reproducer.replies[self._reproduced_taken:] if self._reproducer is not None else []
-        self._reproduced_taken += len(fresh)
+        spent = self._reproducer.spent if self._reproducer is not None else (0, 0, 0, 0.0)
+        again = [a - b for a, b in zip(spent, self._reproduced_taken, strict=True)]
+        self._reproduced_taken = spent
         if self.settings.forms is None:
             return []
         counted = [Usage(compiles, calls, loaded, round(seconds, 6), self.suite, self.form)] if calls else []
-        if fresh:
-            counted.append(Usage(sum(r.compiles for r in fresh), len(fresh), sum(r.loaded for r in fresh),
-                                 round(sum(r.model_seconds for r in fresh), 6), REPRODUCE, self.form))
+        if again[2]:
+            counted.append(Usage(again[0], again[2], again[1], round(again[3], 6), REPRODUCE, self.form))
         return counted
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
