@@ -148,7 +148,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
     passing variant is asked twice, so that a flaky answer cannot pass for it. Zero-size inputs
     point at the zero-size clause."""
     again = call(case.data, case.attributes)
-    if not _same(reply, again):
+    if not same_answer(reply, again):
         return _nondeterministic(first, "this call", reply, again)
     explicit = {**vspec.effective(case.attributes), **case.attributes}
     axis = explicit.get("axis", 0)
@@ -163,7 +163,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
                                            by_value=answer.by_value) is not None:
             continue
         repeated = call(case.data, attributes)
-        if not _same(answer, repeated):
+        if not same_answer(answer, repeated):
             return _nondeterministic(first, f"the same input with {attributes}", answer, repeated)
         return Failure(vspec.clause_for_check(check).id, first.problem, f"{first.message} ({why})")
     if case.data.size == 0 and vspec.has_check("zero-size"):
@@ -289,7 +289,7 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
 CENSUS_EXAMPLE_LIMIT = 256
 
 
-def _same(first: Reply, second: Reply) -> bool:
+def same_answer(first: Reply, second: Reply) -> bool:
     """Whether two answers to the same input agree: the same status and, for returned
     answers, the same type, shape and bytes (an error's wording may differ)."""
     if first.status != second.status:
@@ -321,7 +321,7 @@ def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, re
     deterministic, where = None, None
     if reply.status not in FAULTS:
         second, where = again()
-        deterministic = _same(reply, second)
+        deterministic = same_answer(reply, second)
     indices = _indices(reply)
     flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, indices))
     return [_census(case, clause.id, reply,

@@ -18,15 +18,18 @@ The cost is bounded per test process. One fresh worker (``fresh``) asks every fa
 as it is found: it has run only other failures' models, all small, before it. A second runner
 (``trials``) asks in a new worker each time, and only where needed: a failure the fresh worker
 answered right, twice alone (a wrong answer at random is no reproduction), then after its whole
-history, and where that fails after parts of it, at most ``TRIALS`` workers; a failure the worker
-that found it answered two ways (the judge's same call, answered otherwise), once alone even
-where the fresh worker failed it. A needs-history failure must fail again after its shortest
+history, and where that fails after parts of it, at most ``TRIALS`` workers; and once alone a
+failure the fresh worker failed otherwise than the worker that found it (another wrong answer:
+OpenVINO 2026.4.1 answers some packs with what earlier models left in memory, which a fresh
+process's zeroed memory hides), or that the worker that found it answered two ways (the judge's
+same call, answered otherwise). A needs-history failure must fail again after its shortest
 history in ``CONFIRMATIONS`` more workers. What these workers compile is counted in the run's
 model counts apart (results.records.REPRODUCE).
 
-The shared fresh worker is a trade: a failure that fails there only because of another failure's
-model asked before it would read as reproducing alone, its replays passing as files. One worker
-per failure would rule that out, at a worker's start (about a second) per failure."""
+The shared fresh worker is a trade: a failure that fails there, the same way, only because of
+another failure's model asked before it would read as reproducing alone, its replays passing as
+files. One worker per failure would rule that out, at a worker's start (about a second) per
+failure."""
 
 from __future__ import annotations
 
@@ -39,10 +42,12 @@ from engine.asking.calls import Node, Packed, Reply
 from engine.asking.history import Ran, asked
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
+from engine.judging.judge import same_answer
 from results.outcomes import FAULTS
 from results.records import FLAKY, NEEDS_HISTORY, REPRODUCES_ALONE
 
 TRIALS = 32  # new workers asked per failure a fresh worker answers right (history's delta debugging included)
+ALONE = 3  # new workers asked it alone at most, where the shared fresh worker's answer does not settle it
 CONFIRMATIONS = 1  # new workers that must fail it after the shortest history found, as it did there
 SHOWN = 64  # input elements a history model's node may hold as they were: more are made zeros where it still fails
 
@@ -60,6 +65,7 @@ class Failed:
     nodes: tuple[Node, ...]
     position: int
     history: tuple[Ran, ...]
+    answered: Reply | None = None  # the wrong answer it gave there
 
 
 @dataclass(frozen=True)
@@ -142,15 +148,22 @@ class Reproducer:
     def reproduce(self, failed: Failed, fails: Fails, timeout: float, steady: bool = True) -> Reproduction | None:
         """Where ``failed`` reproduces; None where no worker but the one that found it could be
         started (a device one process holds, say). ``steady``: the worker that found it answered it
-        the same way each time it asked; one it answered two ways reproduces alone only where a
-        worker of its own fails it too (a runtime wrong at random fails the shared one now and then)."""
+        the same way each time it asked. The shared fresh worker's wrong answer is enough only for
+        a steady failure that it answers as the worker that found it did; otherwise workers of its
+        own must fail it as that one, or each other, did (a runtime wrong at random fails the shared
+        one now and then, and one that answers with what is left in memory fails it after the other
+        failures' models)."""
         fresh = self._runner("_fresh")
         if fresh is None:
             return None
         fresh.timeout = timeout
         first = self._ask(fresh, (), failed)
         wrong_first = fails(first)
-        if wrong_first and steady:
+
+        def alike(answer: Reply, others: Sequence[Reply | None]) -> bool:
+            return any(other is not None and same_answer(answer, other) for other in others)
+
+        if wrong_first and steady and alike(first, [failed.answered]):
             return Reproduction(REPRODUCES_ALONE, first)
         trials = self._runner("_trials")
         if trials is None:
@@ -160,22 +173,31 @@ class Reproducer:
         after: list[Reply | None] = []  # ... of those asked after some history
 
         def fails_after(models: Sequence[Ran]) -> Reply | None:
-            """The failure's wrong answer from a new worker after ``models``; None where it answered right."""
+            """The failure's wrong answer from a new worker after ``models`` (after some history, the
+            answer the worker that found it gave: a history that reproduces it, reproduces it as it
+            was); None where it answered right, or otherwise."""
             if self._asked:
                 trials.fresh()
             self._asked = True
             answer = self._ask(trials, models, failed)
             (after if models else answers).append(answer)
-            return answer if answer is not None and fails(answer) else None
+            if answer is None or not fails(answer) or (models and not alike(answer, [failed.answered or answer])):
+                return None
+            return answer
 
-        # Alone: in workers of its own, twice where the shared worker answered it right, once where
-        # that one failed it but it was answered two ways: a wrong answer at random is no reproduction.
-        for _ in range(1 if wrong_first else 2):
-            if fails_after(()) is None:
+        # Alone, in workers of its own: wrong as another fresh worker was (a wrong answer at random,
+        # or read from memory nothing wrote, is no reproduction), or wrong every time it is asked so.
+        wrongs = [first] if wrong_first else []
+        for _ in range(ALONE):
+            answer = fails_after(())
+            if answer is None:
                 break
+            if alike(answer, wrongs):
+                return Reproduction(REPRODUCES_ALONE, answer)
+            wrongs.append(answer)
         else:
-            return Reproduction(REPRODUCES_ALONE, first if wrong_first else answers[0])
-        right = next(answer for answer in [first, *answers] if answer is not None and not fails(answer))
+            return Reproduction(REPRODUCES_ALONE, wrongs[0])
+        right = answers[-1]
         found = shortest(failed.history, fails_after, TRIALS - len(answers) - CONFIRMATIONS) \
             if failed.history else None
         if found is not None:

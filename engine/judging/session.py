@@ -522,7 +522,8 @@ class Session:
 
         found = None
         if self._reproducer is not None:
-            failed = Failed(case.version, self.form, model.nodes, model.position, judgement.reply.before)
+            failed = Failed(case.version, self.form, model.nodes, model.position, judgement.reply.before,
+                            judgement.reply)
             found = self._reproducer.reproduce(failed, fails, self._timeout(), ce.problem != NONDETERMINISTIC)
         if found is None:
             if ce.problem not in FAULTS:
