@@ -187,6 +187,10 @@ def test_a_runtime_wrong_after_an_earlier_model_needs_that_one_model(tmp_path: P
     model, = ce.history
     assert len(model.nodes) == 1 and model.nodes[0].attributes == earlier.attributes and model.form == "static"
     assert ce.again != ce.actual and ce.after_history == ce.actual, "right alone, wrong after it"
+    document = aggregate(RawRun(run_info(settings, time.time()), {}, session.results, session.census))
+    shown = [document["failures"][card["representative"]]["counterexample"] for card in document["cards"]]
+    assert any(ce["reproduction"] == NEEDS_HISTORY for ce in shown), "on a card of its own, shown in full"
+    assert "History it needs" in render_report(document)
     for impl, history, fails in ((f"{STATE}:wrong_after_keepdims_0", ce.history, True),
                                  (f"{STATE}:wrong_after_keepdims_0", None, False),
                                  ("model:tests/impls/model_packing.py:correct", ce.history, False)):
