@@ -8,8 +8,9 @@ implementation: first what it claims (``heading``), then one line per check, las
   aggregation give for those raw results;
 - plan: the run planned every test its settings give, and each delivered its end mark and every
   record it counted (a test whose process died left none);
-- flakes: every recorded wrong answer fails the oracle, and every flake's recorded second answer
-  is right by it (a flake is a claim with evidence);
+- flakes: every recorded wrong answer fails the oracle, every flake's recorded second answer is
+  right by it, and every failure said to need history answered right alone and wrong after it
+  (a flake and a history are claims with evidence);
 - checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
 - documents: report.html and junit.xml are the JSON rendered, so the HTML shows its verdicts;
 - certificate: whether the run is a certificate (a complete certify run, clean committed checkout,
@@ -53,7 +54,7 @@ from engine.runtimes.entry import NATIVE
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
-from results.records import lost_tests, missing_census
+from results.records import NEEDS_HISTORY, lost_tests, missing_census
 from results.tensors import from_tensor
 from results.verdict import is_judged
 from spec.oracle import expect
@@ -271,24 +272,38 @@ def _fails(result: CaseResult, answer: Tensor) -> bool:
 
 
 def _flakes(raw: RawRun) -> Check:
-    """A flake is a claim with evidence: its recorded second answer is right by the oracle; every
-    other failure's recorded answers fail it (so its snippet, asked the same input, fails too)."""
+    """A flake and a failure that needs history are claims with evidence: a flake's answer asked
+    again is right by the oracle (and its answer after its worker's history, where recorded); a
+    needs-history failure's answer in a fresh worker is right, and wrong after the history it
+    records; every other failure's recorded answers fail it (so its snippets, asked the same
+    input, fail too)."""
     judged = [r for r in raw.results if r.kind == "semantic" and r.counterexample is not None
               and isinstance(r.counterexample.actual, Tensor)]
+
+    def right(result: CaseResult, answer: object) -> bool:  # an answer's text (an error, a crash) is never right
+        return isinstance(answer, Tensor) and not _fails(result, answer)
+
     wrong = []
     for result in judged:
         ce = result.counterexample
-        again = ce.again if isinstance(ce.again, Tensor) else None
-        if ce.flaky and (again is None or _fails(result, again)):
-            wrong.append(f"{result.test_key} {result.clause}: called a flake, but its second answer is not right")
-        elif not ce.flaky and (not _fails(result, ce.actual) or (again is not None and not _fails(result, again))):
-            wrong.append(f"{result.test_key} {result.clause}: its recorded answer passes, so its snippet would")
+        name = f"{result.test_key} {result.clause}"
+        if ce.flaky and (not right(result, ce.again) or (ce.after_history is not None
+                                                         and not right(result, ce.after_history))):
+            wrong.append(f"{name}: called a flake, but an answer asked again is not right")
+        elif ce.reproduction == NEEDS_HISTORY and (not ce.history or not right(result, ce.again)
+                                                   or ce.after_history is None or right(result, ce.after_history)):
+            wrong.append(f"{name}: said to need history, but its answers alone and after it do not show that")
+        elif not ce.flaky and ce.reproduction != NEEDS_HISTORY and (
+                not _fails(result, ce.actual) or (ce.again is not None and right(result, ce.again))):
+            wrong.append(f"{name}: its recorded answer passes, so its snippet would")
     if wrong:
         return Check("flakes", False, f"{len(wrong)} failure(s) whose answers do not bear out what the report calls "
                                       f"them: {'; '.join(wrong[:3])}")
     flakes = sum(r.counterexample.flaky for r in judged)
-    return Check("flakes", True, f"each of the {len(judged)} wrong answers recorded fails the oracle, and each of the "
-                                 f"{flakes} flake(s) answered right when asked again")
+    history = sum(r.counterexample.reproduction == NEEDS_HISTORY for r in judged)
+    return Check("flakes", True, f"each of the {len(judged)} wrong answers recorded fails the oracle, each of the "
+                                 f"{flakes} flake(s) answered right when asked again, and each of the {history} "
+                                 f"failure(s) that need history answered right alone and wrong after it")
 
 
 def _certificate(document: dict, required: bool) -> Check:
