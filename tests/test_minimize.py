@@ -48,3 +48,11 @@ def test_a_tie_bug_shrinks_to_one_repeated_value_in_rank_1() -> None:
     found = np.tile(np.array([-np.inf, np.finfo(np.float32).max], np.float32), 513)[:1025].reshape(1025, 1)
     simplest = minimize(Case(13, found, {}), fails)
     assert simplest.data.shape == (1025,) and not simplest.data.any(), simplest.data
+
+
+def test_an_empty_input_shrinks_its_axes_too() -> None:
+    """An empty input holds no elements whatever its other axes: they are cut all the same, so a
+    card shows [1, 0], not the [3, 66460, 0] it was found on."""
+    found = np.zeros((3, 66460, 0), np.float32)
+    simplest = minimize(Case(13, found, {"axis": 2}), lambda case: case.data.size == 0 and case.data.ndim >= 2)
+    assert simplest.data.shape in {(1, 0), (0, 1)}, simplest.data.shape
