@@ -228,7 +228,10 @@ def layout(vspec: VersionSpec, tensor_type: TensorType, raw: bytes, *, zero_dims
 
 def _layout(vspec: VersionSpec, tensor_type: TensorType, shape_c: Choices, value_c: Choices, zero_dims: bool,
             classes: tuple[str, ...], shapes: tuple[str, ...], budget: int, entry: Entry | None = None) -> Layout:
-    if entry is not None and entry.shape is not None:  # a scheduled shape: only the values are drawn
+    # A scheduled shape: only the values are drawn. One larger than the case's budget (a census
+    # case, which stays within long axes, or a batch whose earlier cases were large) is drawn within
+    # the budget for the entry's signature instead, as a shape is drawn without a schedule.
+    if entry is not None and entry.shape is not None and math.prod(entry.shape) <= budget:
         family = value_c.pick(families(tensor_type))
         return Layout(entry.rank, entry.axis, dict(entry.attributes).get("axis"), entry.axis_form, family,
                       entry.shape_family, entry.shape)

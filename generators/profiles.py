@@ -42,6 +42,14 @@ _PROVES = {
 }
 
 
+def seed_text(seed: int | None, profile: str) -> str:
+    """The seed as the terminal and the report's English page show it: a certify run has none
+    (it is derandomized: its cases depend on the suite's version alone)."""
+    if seed is not None:
+        return str(seed)
+    return "none (derandomized)" if profile == "certify" else "—"
+
+
 def examples(name: str) -> int:
     """Hypothesis examples (batches of BATCH cases) per test: one more than the budget divides
     into, since the first one Hypothesis tries is the simplest (all bytes zero), one input

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from generators.profiles import seed_text
 from results import IMPLEMENTATION_LOG, RAW, RawRun, RunInfo
+from results.records import REPRODUCE
 from results.terminal import printable
 from results.verdict import NOT_JUDGED
 
@@ -98,7 +100,7 @@ def summary_lines(run: RawRun, paths: dict[str, Path], document: Document | None
 
 def _heading(info: RunInfo) -> list[str]:
     """What ran, and what the verdicts beneath do not cover: an incomplete run, lost tests, a shard."""
-    lines = [f"ArgMin conformance of {info.impl}, profile {info.profile}, seed {info.seed}:"]
+    lines = [f"ArgMin conformance of {info.impl}, profile {info.profile}, seed {seed_text(info.seed, info.profile)}:"]
     if info.profile_description.get("en"):
         lines.append(f"  {info.profile} = {info.profile_description['en']}")
     if not info.complete:
@@ -146,8 +148,11 @@ def _afterword(info: RunInfo, document: Document) -> list[str]:
         took = f" in {info.model_seconds:,.1f} s" if info.model_seconds is not None else ""
         nodes = sum(row.get("nodes", 0) for row in info.model_usage or ())
         held = f" ({nodes:,} nodes)" if nodes else ""
+        fresh = [u for u in info.model_usage or () if u["suite"] == REPRODUCE]
+        again = f"; {sum(u['compiles'] for u in fresh):,} of them for {sum(u['calls'] for u in fresh):,} calls " \
+                f"asking failures again in fresh workers" if fresh else ""
         lines.append(f"  models compiled: {info.models_compiled:,}{held}{took} for {info.calls_made:,} calls{loaded} "
-                     f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)})")
+                     f"(packing {info.packing}; {info.workers} test process{'es' * (info.workers > 1)}{again})")
     if info.schedule is not None:
         shapes = f" and {info.schedule['shapes']:,} shapes" if info.schedule["shapes"] else ""
         lines.append(f"  schedule: {info.schedule['size']} signatures per version and type (compiled per "

@@ -76,7 +76,7 @@ def answer_digest(status: str, value: np.ndarray | None, error: str | None) -> s
 def counterexample_digest(result: CaseResult) -> str:
     """A failure's counterexample (input, attributes, expected, actual, problem, message, the
     other failing inputs, the packed model it failed in, whether it is a flake and its second
-    answer), so that a changed one fails
+    answer, where it reproduces and the history it needs), so that a changed one fails
     ``verify``'s results check. Texts that vary from run to run without the answer changing
     (object addresses, a timeout's limit) are left out."""
     example = result.counterexample
@@ -89,6 +89,9 @@ def counterexample_digest(result: CaseResult) -> str:
         del plain["flaky"]  # nor does one that failed again when asked again, before flakes were recorded
     if plain["again"] is None or _comparable(plain["again"]) == _comparable(plain["actual"]):
         del plain["again"]  # nor one whose second answer was the first again (or was not asked)
+    for name in ("reproduction", "history", "after_history"):
+        if plain[name] is None:
+            del plain[name]  # nor one not asked in a fresh worker, before that was recorded
     if example.problem == TIMEOUT:
         plain["actual"], plain["message"] = TIMEOUT, TIMEOUT
     return _short(_comparable(plain).encode("utf-8", errors="surrogatepass"))

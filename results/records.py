@@ -61,6 +61,25 @@ class Pack:
     reproduced: bool = True
 
 
+# Where a failure reproduces, asked again in a fresh worker process (one that ran nothing of the
+# test that found it: engine.judging.reproduce): it fails there too (its replays fail as files);
+# it fails there only after some of the models the worker that found it ran before it (the
+# shortest such history, which its replays run first); or it does not fail again either way.
+REPRODUCES_ALONE, NEEDS_HISTORY, FLAKY = "reproduces-alone", "needs-history", "flaky"
+REPRODUCTIONS = (REPRODUCES_ALONE, NEEDS_HISTORY, FLAKY)
+
+
+@dataclass
+class HistoryModel:
+    """One model a worker ran before a failure, as the replays run it again: at ``version``, in
+    model ``form`` (None: a plain function's call), one node (a one-node model, or the call) or
+    more (exactly that packed model, its nodes in order)."""
+
+    version: int
+    form: str | None
+    nodes: list[PackNode]
+
+
 @dataclass
 class Counterexample:
     """Everything needed to replay a failure: the exact input and attributes (the version is
@@ -77,12 +96,18 @@ class Counterexample:
     minimized: bool = True  # False where minimizing was cut short (crash or hang budget)
     also: list[Example] = field(default_factory=list)
     pack: Pack | None = None
-    # Asked once more after it was found, the same way (one-node, or exactly its recorded pack),
-    # the input answered right: the failure is a flake, which a baseline comparison does not
-    # count as new. ``again`` is that second answer (None where it was not asked again: a crash or
-    # a hang), the evidence for or against a flake.
+    # Asked once more after it was found, the same way (one-node, or exactly its recorded pack):
+    # in a fresh worker process (``reproduction``), or, with --isolation none, in the same process.
+    # ``again`` is that answer (None where it was not asked again), ``flaky`` that neither it nor
+    # the answer after the worker's history was wrong: a flake, still a failure.
     flaky: bool = False
     again: Tensor | str | None = None
+    reproduction: str | None = None  # one of REPRODUCTIONS; None: not asked in a fresh worker
+    # For a failure that needs history: the shortest sequence of the models the worker that found it
+    # ran before it after which a fresh worker fails it again, and that answer; for a flake, the
+    # answer after every model held of that history (None where none was held).
+    history: list[HistoryModel] | None = None
+    after_history: Tensor | str | None = None
 
 
 @dataclass
@@ -243,6 +268,9 @@ def missing_census(run: RawRun) -> int:
     return 0 if run.info.planned is None else max(0, sum(end.census for end in run.ends) - len(run.census))
 
 
+REPRODUCE = "reproduce"  # the Usage.suite of failures asked again in fresh workers (engine.judging.reproduce)
+
+
 @dataclass
 class Usage:
     """Models compiled and calls made by one process of a run in one test (its suite and model
@@ -304,10 +332,17 @@ def result_from_json(item: dict[str, Any]) -> CaseResult:
                 ce[key] = _tensor(ce[key])
         ce["also"] = [Example(_tensor(e["input"]), e["attributes"], _tensor(e["actual"])) for e in ce.get("also", [])]
         if ce.get("pack"):
-            nodes = [PackNode(_tensor(n["input"]), n["attributes"]) for n in ce["pack"]["nodes"]]
-            ce["pack"] = Pack(**{**ce["pack"], "nodes": nodes})
+            ce["pack"] = Pack(**{**ce["pack"], "nodes": _nodes(ce["pack"]["nodes"])})
+        if ce.get("history") is not None:
+            ce["history"] = [HistoryModel(m["version"], m["form"], _nodes(m["nodes"])) for m in ce["history"]]
+        if "after_history" in ce:
+            ce["after_history"] = _tensor(ce["after_history"])
         item["counterexample"] = Counterexample(**ce)
     return CaseResult(**item)
+
+
+def _nodes(items: list[dict[str, Any]]) -> list[PackNode]:
+    return [PackNode(_tensor(n["input"]), n["attributes"]) for n in items]
 
 
 def census_from_json(item: dict[str, Any]) -> CensusRecord:

@@ -233,7 +233,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"implementation: {settings.impl} (isolation {settings.isolation}, timeout {settings.timeout:g} s, "
             f"memory limit {limit})",
             f"ArgMin versions: {', '.join(map(str, settings.versions))}; types: {restriction}",
-            f"profile: {settings.profile}; seed: {settings.seed}; reports: {settings.report_dir}"]
+            f"profile: {settings.profile}; seed: {profiles.seed_text(settings.seed, settings.profile)}; "
+            f"reports: {settings.report_dir}"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

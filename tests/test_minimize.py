@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from engine.judging.minimize import _value_costs, value_cost
+from engine.judging.minimize import _value_costs, minimize, value_cost
 from generators import Case
 
 FLOATS = np.array([np.nan, -np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 2.5, 1e-40, -1e-40, 5e-324, 1e300, -3.0])
@@ -31,3 +31,28 @@ def test_array_costs_agree_with_value_cost(dtype) -> None:
         costs = sorted((value_cost(v, dtype) for v in data.tolist()), reverse=True)
         expected = ([c[0] for c in costs], [c[1] for c in costs], [c[2] for c in costs])
         assert _value_costs(Case(13, data, {})) == expected, data
+
+
+def test_a_tie_bug_shrinks_to_one_repeated_value_in_rank_1() -> None:
+    """A tie bug at a tile boundary (the first minimum lost where a tie spans index 1024), found on
+    [1025, 1] of -inf and the float maximum in turn, fails in rank 1 only once its values are all
+    equal: the minimizer makes the values one repeated value before it lowers the rank, and lowers
+    the rank before the length."""
+    boundary = 1024
+
+    def fails(case: Case) -> bool:
+        column = case.data.reshape(case.data.shape[0], -1)[:, 0]
+        at = np.flatnonzero(column == column.min())
+        return bool(at[0] < boundary <= at[-1]) and (case.data.ndim >= 2 or bool((column == column[0]).all()))
+
+    found = np.tile(np.array([-np.inf, np.finfo(np.float32).max], np.float32), 513)[:1025].reshape(1025, 1)
+    simplest = minimize(Case(13, found, {}), fails)
+    assert simplest.data.shape == (1025,) and not simplest.data.any(), simplest.data
+
+
+def test_an_empty_input_shrinks_its_axes_too() -> None:
+    """An empty input holds no elements whatever its other axes: they are cut all the same, so a
+    card shows [1, 0], not the [3, 66460, 0] it was found on."""
+    found = np.zeros((3, 66460, 0), np.float32)
+    simplest = minimize(Case(13, found, {"axis": 2}), lambda case: case.data.size == 0 and case.data.ndim >= 2)
+    assert simplest.data.shape in {(1, 0), (0, 1)}, simplest.data.shape

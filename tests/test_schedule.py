@@ -6,6 +6,8 @@ per signature where the free draw costs about one per case (counted on the fake 
 from __future__ import annotations
 
 import itertools
+import math
+import os
 
 import hypothesis
 import pytest
@@ -19,10 +21,11 @@ from engine.config.plan import Task
 from engine.config.schedules import record, task_schedule
 from engine.judging.run import test_cases as cases_of
 from generators import schedule, semantic_cases
+from generators.build import SIZE
 from generators.floor import semantic_floor
 from generators.schedule import SIZES, Entry, pinned
 from generators.shapes import MAX_RANK
-from generators.strategies import undefined_cases
+from generators.strategies import LARGEST_INVALID, undefined_cases, undefined_decoder
 
 FAKE = "model:tests/impls/model_packing.py:correct"
 
@@ -166,3 +169,30 @@ def test_at_the_standard_profile_the_symbolic_tests_compile_a_fifth_of_the_nodes
     assert sum(free.values()) >= 2.5 * sum(scheduled.values())
     for suite in ("property", "census"):
         assert abs(cases[suite] - free_cases[suite]) <= 0.02 * free_cases[suite], (suite, cases, free_cases)
+
+
+def test_a_rerun_draws_within_the_schedules_the_run_drew_within(tmp_path) -> None:
+    from reports.folders.verify import rerun_command
+
+    certificate = {"implementation": FAKE, "profile": "quick", "versions": [13], "timeout_s": 10, "seed": 1,
+                   "types": None, "forms": ["symbolic"], "packing": "on"}
+    scheduled = {"certificate": certificate, "run": {"schedule": {"compile_key": "shape", "size": 12,
+                                                                  "signatures": 99, "shapes": 99}}}
+    command = rerun_command(scheduled, tmp_path)
+    assert command[command.index("--schedule") + 1:command.index("--schedule") + 4] == ["on", "--compile-key",
+                                                                                         "shape"]
+    for run in ({"schedule": None}, {}):  # drawn freely, or made before schedules (which drew freely)
+        free = rerun_command({"certificate": certificate, "run": run}, tmp_path)
+        assert free[free.index("--schedule") + 1] == "off"
+
+
+def test_a_shape_larger_than_a_census_case_may_be_is_drawn_within_its_budget() -> None:
+    """A shape schedule holds a very long axis (140,000 elements at most); a census case holds at
+    most 65,536. Such an entry gives its signature a shape drawn within the budget, where its
+    fixed shape once drove the batch's budget below zero (a suite error on every census test)."""
+    vspec = spec.load(12)
+    entries = schedule.shapes(vspec, "7:12:float16", 24, True)
+    assert any(math.prod(e.shape) > LARGEST_INVALID for e in entries)
+    for _ in range(40):
+        for case in undefined_decoder(vspec, "float16", 8, ("C14",), entries).decode(os.urandom(SIZE * 8)):
+            assert case.data.size <= LARGEST_INVALID

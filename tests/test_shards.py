@@ -252,30 +252,6 @@ def test_a_run_with_its_own_baseline_exits_0_and_keeps_its_verdict(two_bugs: dic
 
 
 @pytest.mark.e2e
-def test_a_flake_is_shown_as_a_flake_not_as_new(two_bugs: dict[str, Path], tmp_path: Path) -> None:
-    """An implementation wrong only the first time it is asked an input: its failures answer right
-    when asked once more, so against an empty baseline they are flakes (exit 0), the verdict stays
-    NON-CONFORMANT; the deterministic bugs of the two-bug entry are never flakes."""
-    empty = tmp_path / "empty.json"
-    empty.write_text(json.dumps({"schema": baseline.SCHEMA, "failures": []}), encoding="utf-8")
-    result = _suite("--impl", "tests/impls/plugin_flaky.py:first_ask", "--dtypes", "float", *COMMON,
-                    "--report-dir", str(tmp_path / "flaky"), "--baseline", str(empty))
-    assert result.returncode == 0 and "no new failure (exit status 0)" in result.stdout, result.stdout[-3000:]
-    document = _document(tmp_path / "flaky")
-    assert [v["verdict"] for v in document["versions"]] == ["non-conformant"]
-    flakes = document["certificate"]["baseline"]["flaky"]
-    assert flakes and document["certificate"]["baseline"]["new"] == []
-    causes = document["certificate"]["baseline"]["causes"]
-    assert {c["status"] for c in causes} == {"flaky"} and sum(c["failures"] for c in causes) == len(flakes)
-    assert all(f"flake (answered right when asked again; not counted as new): {c['text']}" in result.stdout
-               for c in causes)
-    html = (tmp_path / "flaky" / "report.html").read_text(encoding="utf-8")
-    assert 'id="baseline"' in html and "a flake" in html
-    steady = _document(two_bugs["whole"])["failures"]
-    assert steady and not any(f["counterexample"]["flaky"] for f in steady if f["counterexample"])
-    assert {check.name: check.ok for check in verify(tmp_path / "flaky")}["derived"]
-
-
 @pytest.mark.e2e
 def test_three_shards_run_side_by_side_and_merge_into_the_single_run(tmp_path: Path) -> None:
     """What a CI matrix does: N shards as separate processes at once, then the merge; the merged

@@ -29,8 +29,9 @@ from generators import profiles
 from reports import write_reports
 from reports.__main__ import main
 from reports.folders.verify import Checkout, rerun_check, verify
-from results import RawRun, load, save
+from results import HistoryModel, PackNode, RawRun, load, save
 from results.digest import answer_digest, input_digest, results_digest
+from results.records import NEEDS_HISTORY
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "c0ffee" + "0" * 34  # the checkout a test report claims, and the verifier is told it is on
@@ -170,19 +171,29 @@ def test_a_removed_failure_is_caught(tmp_path: Path) -> None:
     assert not _checks(folder)["derived"].ok
 
 
-def test_a_flake_must_bear_its_evidence(tmp_path: Path) -> None:
-    """A failure called a flake whose second answer is wrong, or a failure whose recorded answer
-    passes, does not stand: the report would send a vendor to a snippet that says otherwise."""
+def test_a_flake_and_a_history_must_bear_their_evidence(tmp_path: Path) -> None:
+    """A failure called a flake whose second answer is wrong, one said to need history whose
+    answer alone is wrong (or that records none), or a failure whose recorded answer passes, does
+    not stand: the report would send a vendor to a snippet that says otherwise."""
     folder = _report(tmp_path / "broken", "quick", seed="5", impl="zoo.broken_values:ties_last_always")
     assert _checks(folder)["flakes"].ok
     raw = load(folder)
     failure = next(r for r in raw.results if r.counterexample is not None and r.kind == "semantic")
-    assert failure.counterexample.again == failure.counterexample.actual and not failure.counterexample.flaky
-    failure.counterexample.flaky = True
+    ce = failure.counterexample
+    assert ce.again == ce.actual and not ce.flaky and ce.reproduction is None, "--isolation none: asked again here"
+    ce.flaky = True
     save(raw, folder)
     flakes = _checks(folder)["flakes"]
-    assert not flakes.ok and "called a flake, but its second answer is not right" in flakes.message
-    failure.counterexample.flaky, failure.counterexample.actual = False, failure.counterexample.expected
+    assert not flakes.ok and "called a flake, but an answer asked again is not right" in flakes.message
+    ce.flaky, ce.reproduction, ce.after_history = False, NEEDS_HISTORY, ce.actual
+    ce.history = [HistoryModel(13, None, [PackNode(ce.input, {})])]
+    save(raw, folder)
+    assert "said to need history, but its answers alone and after it" in _checks(folder)["flakes"].message
+    ce.again = ce.expected
+    save(raw, folder)
+    assert _checks(folder)["flakes"].ok, "right alone, wrong after its history"
+    ce.reproduction, ce.history, ce.after_history, ce.again = None, None, None, ce.actual
+    ce.actual = ce.expected
     save(raw, folder)
     assert "its recorded answer passes" in _checks(folder)["flakes"].message
 

@@ -204,7 +204,7 @@ class ModelArgMin(ABC):
                      attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
         """One answer per node of exactly the packed model of these nodes, in this order
         (``models.packed_model``): no signature model, no other pack. How a recorded pack is asked
-        again (a flake's second ask, the pack minimizer, the replay snippets): the model a
+        again (in a fresh worker, by the pack minimizer, by the replay snippets): the model a
         packed-only failure showed in, rebuilt from its record, whatever answered it first."""
         datas = [np.asarray(data) for data in datas]
         layout = tuple(range(len(datas)))

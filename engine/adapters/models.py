@@ -158,15 +158,16 @@ def packed_model(form: str, datas: Sequence[np.ndarray], opset: int,
 
 
 @functools.cache
-def recipe(packed: bool = False) -> tuple[str, ...]:
+def recipe(one_node: bool = True, packed: bool = False) -> tuple[str, ...]:
     """The source of this module's model builder (``argmin_model`` and what it calls; with
     ``packed``, ``packed_model`` and what it calls), for the standalone replay snippet: the model
     a bug report rebuilds is the one the suite compiled. Read once: a report holds hundreds of
     snippets."""
-    parts = [element_type, _input, _output, _assembled, _model, inferred_shapes, inferred_shape, argmin_model]
+    parts = [element_type, *([_input, _output] if one_node else []), _assembled,
+             *([_model] if one_node else []), inferred_shapes,
+             *([inferred_shape, argmin_model] if one_node else []), *([packed_model] if packed else [])]
     lines = [f"INPUT, OUTPUT = {INPUT!r}, {OUTPUT!r}", f"IR_CONSTANTS = {IR_CONSTANTS}", "Declared = object", ""]
     if packed:
-        parts = [element_type, _assembled, inferred_shapes, packed_model]
         lines += [f"SYMBOLIC, STATIC, INITIALIZER = {SYMBOLIC!r}, {STATIC!r}, {INITIALIZER!r}", ""]
     for part in parts:
         lines += [*inspect.getsource(part).splitlines(), ""]

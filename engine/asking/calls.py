@@ -29,9 +29,12 @@ class Packed:
     made when first read (a failure's model is read; most answers' models never are) and shared
     by every reply the model gave."""
 
-    def __init__(self, nodes: tuple[Node, ...] | Callable[[], tuple[Node, ...]], position: int) -> None:
+    def __init__(self, nodes: tuple[Node, ...] | Callable[[], tuple[Node, ...]], position: int,
+                 dummies: bool = False) -> None:
         self._nodes = nodes
+        self.model = nodes  # what identifies the model: the same for every reply it gave
         self.position = position
+        self.dummies = dummies  # whether some nodes are dummies: a signature model (engine.adapters.signatures)
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -60,3 +63,6 @@ class Reply:
     model_seconds: float = 0.0
     compiled_nodes: int = 0  # the nodes the compiled models held
     pack: Packed | None = None  # the packed model that answered (nodes > 1), where the worker said
+    # The models its worker ran before the one that answered it, oldest first, as far as the
+    # runner's history holds them (engine.asking.history.Ran).
+    before: tuple = ()

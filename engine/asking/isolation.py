@@ -59,7 +59,8 @@ except ImportError:  # Windows: no process isolation at all
 
 from engine import runtimes
 from engine.asking import limits, output, protocol, sandbox, worker
-from engine.asking.calls import CallArgs, Packed, Reply
+from engine.asking.calls import CallArgs, Node, Packed, Reply
+from engine.asking.history import History, Ran
 from engine.asking.loader import UsageError, check, describe, plugin_file, portable, resolve
 from engine.asking.packing import MAX_NODES, Layouts, Planner
 from engine.contract.adapters import Schedule
@@ -498,6 +499,7 @@ class Runner:
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
         self.planner = Planner()  # which models the calls are asked in (engine.asking.packing)
+        self.history = History()  # the models the current worker ran (engine.asking.history)
         self._spent = protocol.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
         self._worker: _Worker | None = None
@@ -612,6 +614,32 @@ class Runner:
         self._worker, self._spare = self._spare or _Worker(self._launch), None
         self.restarts += self._started > 0
         self._started += 1
+        self.history.restart()
+
+    def fresh(self) -> None:
+        """A new worker for the next calls, which has run nothing (in-process, the same process)."""
+        if self.isolation == "none":
+            return
+        if self._worker is not None:
+            self._worker.stop()
+        self._start()
+
+    def _ran(self, calls: Sequence[CallArgs], unit: Sequence[int], replies: Mapping[int, Reply]) -> None:
+        """Add the models that answered ``unit`` to the worker's history, in the order they ran,
+        and give each reply the models run before its own. A pack's signature models (those with
+        dummy nodes: engine.adapters.signatures) ran before the packed model of its other calls."""
+        models: dict[int, tuple[Ran, list[int]]] = {}  # each model, by what identifies it, with its calls
+        for index in unit:
+            reply = replies[index]
+            data, version, attributes, form = calls[index]
+            if reply.nodes == 1:
+                models[id(reply)] = (Ran(version, form, node=Node(data, attributes)), [index])
+            elif reply.pack is not None:
+                models.setdefault(id(reply.pack.model), (Ran(version, form, packed=reply.pack), []))[1].append(index)
+        for ran, answered in sorted(models.values(), key=lambda m: not (m[0].packed and m[0].packed.dummies)):
+            before = self.history.add(ran, sum(calls[index][0].size for index in answered))
+            for index in answered:
+                replies[index].before = before
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int], form: str | None = None) -> Reply:
         """One call; ``form``: the model form for model-based implementations (engine.contract.forms)."""
@@ -628,10 +656,11 @@ class Runner:
         (``packs`` of calls with the same signatures), instead of cutting them afresh. ``faults``:
         once that many calls crashed or hung, the calls left are not made (their replies say
         UNASKED): a batch of hanging inputs costs no more timeouts than its test may judge.
-        ``exact``: each unit is exactly one packed model of its calls, in order (a recorded pack
-        asked again: worker.answers), never split, and what it fails with is every call's reply.
+        ``exact``: each unit is exactly one model of its calls, in order (a recorded pack, or a
+        one-node model for a unit of one, asked again: worker.answers), never split, and what it
+        fails with is every call's reply.
         ``schedule``: the signatures the calls were drawn within (engine.contract.adapters.Schedule),
-        which the adapter serves from one compiled model a rank."""
+        which the adapter serves from one compiled model of them all."""
         if units is None:
             units = self.planner.packs(calls) if pack else [[index] for index in range(len(calls))]
         units = deque(list(unit) for unit in units)
@@ -662,6 +691,7 @@ class Runner:
                                                            spent - self._spent, answered.layout, answered.position)
             replies[index] = Reply(*delivered, pack=layouts.packed(layout, position, unit, at))
             self._spent = spent
+        self._ran(calls, unit, replies)
         if not exact:
             self.planner.answered(calls, unit, replies)
 
@@ -731,6 +761,7 @@ class Runner:
                     if unit[position + 1:]:
                         units.appendleft(unit[position + 1:])
                     return
+            self._ran(calls, unit, replies)
             units.popleft()
             if not exact:
                 self.planner.answered(calls, unit, replies)

@@ -38,13 +38,14 @@ the model itself (its other nodes, their inputs and attributes, and the case's n
 The pack the case was found in may hold 64 nodes (a signature model up to 153): this asks smaller
 ones, within a few asks, and keeps the smallest that fails the same way. Other cases' nodes go,
 half of them at a time, then one by one; in a signature model (one with dummy inputs) a case's
-node is fed a dummy instead, so the model stays the one that failed. Dummies stay: they cost
-nothing to show, and a signature model feeds them whatever is asked.
+node is fed a dummy instead, so the model stays the one that failed; then the dummies go the same
+way, where a model without them still fails so (each is a few lines of a snippet).
 
 Then every node's input is made small (``lighter``), each while the pack still fails the same
-way: first a single element of the same rank, then zeros of the same shape, then halves of its
-longest axis; the other nodes' inputs first, largest first, and the case's own last (the one-node
-minimizer cannot make it smaller: alone, it answers right)."""
+way: first a single element of the same rank, then zeros of the same shape, then each axis cut to
+its shortest leading or trailing part that still fails; the nodes of one shape together, the
+other nodes' inputs first, largest first, and the case's own last (the one-node minimizer cannot make it
+smaller: alone, it answers right)."""
 
 from __future__ import annotations
 
@@ -217,7 +218,7 @@ class Planner:
 # --- the smallest pack that still fails -----------------------------------------------------
 
 ASKS = 20  # models asked at most per failure, the first the pack it was found in
-LIGHTER_ASKS = 32  # models asked at most to make the nodes' inputs small
+LIGHTER_ASKS = 64  # models asked at most to make the nodes' inputs small
 
 # Asks the model of these nodes, the case at this node: the model that answered where the case
 # failed the same way again (whatever model the adapter chose), else None.
@@ -234,77 +235,90 @@ def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
     dummies = any(node.dummy for node in found.nodes)
     kept = list(range(len(found.nodes)))  # the nodes of ``found`` still there
     fed: set[int] = set()  # nodes of ``found`` fed a dummy instead of their case
-    others = [i for i, node in enumerate(found.nodes) if i != found.position and not node.dummy]
-    size = -(-len(others) // 2)
-    while others and left > 0:
-        dropped = False
-        for part in [set(others[start:start + size]) for start in range(0, len(others), size)]:
-            nodes, position = _without(found, kept, fed | part, dummies)
-            if left == 0 or len(nodes) < 2:
-                continue  # one node is a one-node model, which answers right
-            left -= 1
-            answered = ask(nodes, position)
-            if answered is not None:
-                shown, dropped = answered, True
-                others = [i for i in others if i not in part]
-                if not dummies:
-                    kept = [i for i in kept if i not in part]
-                else:
-                    fed |= part
-        if not dropped:
-            if size == 1:
-                break
-            size = -(-size // 2)
+
+    def attempt(keep: list[int], feed: set[int]) -> bool:
+        """Adopt the model of the nodes ``keep``, those in ``feed`` fed a dummy, where it fails so."""
+        nonlocal shown, left, kept, fed
+        nodes = [_dummy(found.nodes[i]) if i in feed else found.nodes[i] for i in keep]
+        if left == 0 or len(nodes) < 2:  # one node is a one-node model, which answers right
+            return False
+        left -= 1
+        answered = ask(nodes, keep.index(found.position))
+        if answered is not None:
+            shown, kept, fed = answered, keep, feed
+        return answered is not None
+
+    def shrink(others: list[int], change: Callable[[set[int]], tuple[list[int], set[int]]]) -> None:
+        """``change`` of parts of ``others``: halves, then smaller parts, down to one node at a time."""
+        size = -(-len(others) // 2)
+        while others and left > 0:
+            dropped = False
+            for part in [set(others[start:start + size]) for start in range(0, len(others), size)]:
+                if attempt(*change(part)):
+                    dropped, others = True, [i for i in others if i not in part]
+            if not dropped:
+                if size == 1:
+                    break
+                size = -(-size // 2)
+
+    cases = [i for i, node in enumerate(found.nodes) if i != found.position and not node.dummy]
+    if not dummies:
+        shrink(cases, lambda part: ([i for i in kept if i not in part], fed))
+        return shown
+    shrink(cases, lambda part: (kept, fed | part))  # the signature model it failed in, fed dummies
+    # Then its dummies go, where a model without them still fails so: a signature model holds up to 153 nodes.
+    shrink([i for i in kept if i != found.position and (found.nodes[i].dummy or i in fed)],
+           lambda part: ([i for i in kept if i not in part], fed - part))
     return shown
 
 
-def _without(found: Packed, kept: list[int], dropped: set[int], dummies: bool) -> tuple[list[Node], int]:
-    """The nodes of ``found`` in ``kept`` but for ``dropped`` (fed a dummy of their rank instead,
-    in a signature model, which has ``dummies``), and the case's node among them."""
-    if dummies:
-        nodes = [Node(np.zeros((1,) * found.nodes[i].data.ndim, found.nodes[i].data.dtype), found.nodes[i].attributes,
-                      True) if i in dropped else found.nodes[i] for i in kept]
-        return nodes, kept.index(found.position)
-    remaining = [i for i in kept if i not in dropped]
-    return [found.nodes[i] for i in remaining], remaining.index(found.position)
+def _dummy(node: Node) -> Node:
+    """A dummy input of ``node``'s rank and type in its place, as a signature model feeds one."""
+    return Node(np.zeros((1,) * node.data.ndim, node.data.dtype), node.attributes, True)
 
 
 def lighter(shown: Packed, ask: Ask, asks: int = LIGHTER_ASKS) -> Packed:
-    """``shown`` with its nodes' inputs made as small as the failure allows, the other nodes'
-    largest first, then the case's, within ``asks`` models."""
+    """``shown`` with its nodes' inputs made as small as the failure allows, within ``asks``
+    models. The nodes of one input shape change together (a bug between nodes may need their
+    outputs alike: one node answering with another's), the other nodes' largest first, the
+    case's last; each to one element, else zeros of its shape, then each axis, longest first, cut
+    to its shortest leading or trailing part that still fails (1, 2, 4, ... elements: a twin
+    differs from its case in the last element)."""
     nodes = list(shown.nodes)
-    others = sorted((i for i, node in enumerate(nodes) if i != shown.position and not node.dummy),
-                    key=lambda i: -nodes[i].data.size)
-    for index in [*others, shown.position]:
-        first = True  # one element is tried once per node: a pack it did not fail in will not later
-        while asks:
-            candidates, first = _smaller(nodes[index].data, first), False
-            for candidate in candidates:
-                if asks == 0:
+    kinds: dict[tuple, list[int]] = {}
+    for index, node in enumerate(nodes):
+        if not node.dummy:
+            kinds.setdefault((node.data.shape, node.data.dtype.str), []).append(index)
+    groups = sorted(kinds.values(), key=lambda group: (shown.position in group, -nodes[group[0]].data.size))
+
+    def attempt(group: list[int], change: Callable[[np.ndarray], np.ndarray]) -> bool:
+        """Adopt ``change`` of every node of ``group`` where the pack still fails the same way."""
+        nonlocal nodes, shown, asks
+        if asks == 0:
+            return False
+        asks -= 1
+        trial = list(nodes)
+        for index in group:
+            trial[index] = Node(change(nodes[index].data), nodes[index].attributes)
+        answered = ask(trial, shown.position)
+        if answered is not None:
+            nodes, shown = trial, answered
+        return answered is not None
+
+    for group in groups:
+        data = nodes[group[0]].data
+        if data.size <= 1 or attempt(group, lambda d: np.zeros((1,) * d.ndim, d.dtype)):
+            continue
+        if any(nodes[index].data.any() for index in group):
+            attempt(group, np.zeros_like)
+        for axis in sorted(range(data.ndim), key=lambda a: -data.shape[a]):
+            length = 1
+            while length < nodes[group[0]].data.shape[axis] and asks:
+                if attempt(group, lambda d, n=length, a=axis: np.take(d, range(n), axis=a)) or attempt(
+                        group, lambda d, n=length, a=axis: np.take(d, range(d.shape[a] - n, d.shape[a]), axis=a)):
                     break
-                asks -= 1
-                trial = [*nodes[:index], Node(candidate, nodes[index].attributes), *nodes[index + 1:]]
-                answered = ask(trial, shown.position)
-                if answered is not None:  # smaller still fails the same way: try smaller yet
-                    nodes, shown = trial, answered
-                    break
-            else:
-                break  # nothing smaller fails the same way
+                length *= 2
     return shown
-
-
-def _smaller(data: np.ndarray, single: bool) -> list[np.ndarray]:
-    """Inputs of ``data``'s rank and type to try in its place, smallest first: one element (with
-    ``single``), zeros of its shape, then its longest axis halved."""
-    if data.size <= 1:
-        return []
-    tries = [np.zeros((1,) * data.ndim, data.dtype)] if single else []
-    if data.any():
-        tries.append(np.zeros_like(data))
-    longest = int(np.argmax(data.shape))
-    if data.shape[longest] > 1:
-        tries.append(np.take(data, range(-(-data.shape[longest] // 2)), axis=longest))
-    return tries
 
 
 # --- packed models rebuilt from the worker's layouts -----------------------------------------
@@ -336,7 +350,7 @@ class Layouts:
             raise protocol.Malformed("a layout without the call it answered")
         if last is None or last[0] != layout or last[1] is not unit:
             self._last = last = (layout, unit, self._nodes(layout, unit, at))
-        return Packed(last[2], position)
+        return Packed(last[2], position, min(layout) < 0)
 
     def _nodes(self, layout: Layout, unit: Sequence[int], at: int) -> Callable[[], tuple[Node, ...]]:
         """What makes the layout's nodes, once it is known to name only calls of the unit and

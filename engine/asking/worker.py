@@ -228,13 +228,14 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     model twice), unless its type was ``refused`` alone already (engine.asking.packing.Planner.refused): then
     every call of it is answered "unsupported", one compile for the pack instead of one per call.
     ``schedule``: the signatures the calls were drawn within, which an adapter that compiles per
-    node serves from one model a rank (engine.adapters.signatures), a call asked alone included:
-    a one-node model is then compiled only for what the schedule's models do not answer."""
+    node serves from one model of them all (engine.adapters.signatures), a call asked alone included:
+    a one-node model is then compiled only for what the schedule's models do not answer. A unit
+    of one asked ``exact`` is a one-node model, as its card's snippets are."""
+    if len(datas) == 1 and (exact or not (schedule and form == SYMBOLIC)):
+        yield Answered(call(fn, datas[0], version, attributes[0], form))
+        return
     if exact:
         yield from _exactly(fn, datas, version, attributes, form)
-        return
-    if len(datas) == 1 and not (schedule and form == SYMBOLIC):
-        yield Answered(call(fn, datas[0], version, attributes[0], form))
         return
     start = time.perf_counter()
     try:

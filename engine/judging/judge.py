@@ -42,6 +42,9 @@ _ON_INVALID = {OK: MISSING_REJECTION, OVERSIZE: MISSING_REJECTION, RAISED: PASS,
 _CENSUS_STATUS = {OK: RETURNED, OVERSIZE: RETURNED, RAISED: RAISED, UNSUPPORTED: UNSUPPORTED,
                   CRASH: CRASH, TIMEOUT: TIMEOUT}
 
+# The problem of a failure whose worker answered the same call two ways (``_reattribute``).
+NONDETERMINISTIC = "nondeterministic"
+
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 # The census's second ask of a case: the reply, and where it was asked (results.records
 # ANOTHER_PROCESS or SAME_PROCESS).
@@ -145,7 +148,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
     passing variant is asked twice, so that a flaky answer cannot pass for it. Zero-size inputs
     point at the zero-size clause."""
     again = call(case.data, case.attributes)
-    if not _same(reply, again):
+    if not same_answer(reply, again):
         return _nondeterministic(first, "this call", reply, again)
     explicit = {**vspec.effective(case.attributes), **case.attributes}
     axis = explicit.get("axis", 0)
@@ -160,7 +163,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
                                            by_value=answer.by_value) is not None:
             continue
         repeated = call(case.data, attributes)
-        if not _same(answer, repeated):
+        if not same_answer(answer, repeated):
             return _nondeterministic(first, f"the same input with {attributes}", answer, repeated)
         return Failure(vspec.clause_for_check(check).id, first.problem, f"{first.message} ({why})")
     if case.data.size == 0 and vspec.has_check("zero-size"):
@@ -170,7 +173,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
 
 
 def _nondeterministic(first: Violation, asked: str, answer: Reply, again: Reply) -> Failure:
-    return Failure(first.clause.id, "nondeterministic",
+    return Failure(first.clause.id, NONDETERMINISTIC,
                    f"{first.message}; {asked} was answered {_shown(answer)}, then {_shown(again)} when asked "
                    f"again: the implementation answers the same call differently from one call to the next")
 
@@ -286,7 +289,7 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
 CENSUS_EXAMPLE_LIMIT = 256
 
 
-def _same(first: Reply, second: Reply) -> bool:
+def same_answer(first: Reply, second: Reply) -> bool:
     """Whether two answers to the same input agree: the same status and, for returned
     answers, the same type, shape and bytes (an error's wording may differ)."""
     if first.status != second.status:
@@ -318,7 +321,7 @@ def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, re
     deterministic, where = None, None
     if reply.status not in FAULTS:
         second, where = again()
-        deterministic = _same(reply, second)
+        deterministic = same_answer(reply, second)
     indices = _indices(reply)
     flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, indices))
     return [_census(case, clause.id, reply,

@@ -5,15 +5,18 @@ simplest input (a shrunk int64 counterexample can still be 86 elements long, a d
 still be shown through subnormals). Here the input itself is simplified, keeping a candidate
 only while the same clause still fails with the same problem:
 
-1. fewer elements on the other axes (one slice of each), then lower rank (drop them, or merge
-   the axes before the reduced one and those after it);
-2. a shorter reduced axis, then fewer slices on each other axis (the shortest leading or trailing
+1. fewer distinct values: every element one value (the simplest first), else two (the minima
+   one, every other element another): a tie bug that needs only equal values shows so, and the
+   shape steps then work on values that no longer tie them to one layout;
+2. fewer elements on the other axes (one slice of each), then lower rank (drop them, or merge
+   the axes before the reduced one and those after it): rank before length;
+3. a shorter reduced axis, then fewer slices on each other axis (the shortest leading or trailing
    part that fails, by bisection; then chunks removed, halves first);
-3. a simpler set of values: the distinct values mapped, in order, onto simple ladders
+4. a simpler set of values: the distinct values mapped, in order, onto simple ladders
    (0, 1, 2, ...; or 1 and its neighbours, where precision is the point);
-4. simpler values one element at a time: smaller magnitudes, normal numbers before
+5. simpler values one element at a time: smaller magnitudes, normal numbers before
    subnormals, finite before infinite;
-5. fewer attributes set.
+6. fewer attributes set.
 
 Every candidate is asked through the caller's ``fails``, which remembers what it has asked, and
 the number of new asks is bounded by ``budget``."""
@@ -55,10 +58,12 @@ def value_cost(value: float | int, dtype: np.dtype) -> tuple:
 
 
 def simpler(a: Case, b: Case) -> bool:
-    """Whether ``a`` is simpler than ``b``: fewer elements, then lower rank, then simpler values
-    (compared from the most complicated value down), then fewer attributes set."""
-    if (a.data.size, a.data.ndim) != (b.data.size, b.data.ndim):
-        return (a.data.size, a.data.ndim) < (b.data.size, b.data.ndim)
+    """Whether ``a`` is simpler than ``b``: fewer elements, then lower rank, then shorter axes
+    (an empty input of shape [1, 66460, 0] holds no more elements than one of [1, 1, 0]), then
+    simpler values (compared from the most complicated value down), then fewer attributes set."""
+    extents = [(case.data.size, case.data.ndim, sum(case.data.shape)) for case in (a, b)]
+    if extents[0] != extents[1]:
+        return extents[0] < extents[1]
     if a.data.dtype != b.data.dtype or not np.array_equal(a.data.view(np.uint8), b.data.view(np.uint8)):
         return _value_costs(a) < _value_costs(b)
     return len(a.attributes) < len(b.attributes)
@@ -235,7 +240,25 @@ class _Search:
         for name in list(self.best.attributes):
             self.attempt(self.best.data, {k: v for k, v in self.best.attributes.items() if k != name})
 
-    # 3. and 4. values -------------------------------------------------------------------------
+    # 1., 4. and 5. values ---------------------------------------------------------------------
+    def fewer_values(self) -> None:
+        """Every element one value: the type's simplest (0), the most frequent, the smallest and
+        the largest value it holds, simplest first; else two, the minima kept apart from the rest
+        (which ``revalue`` then makes 0 and 1)."""
+        data = self.best.data
+        flat = data.reshape(-1)
+        keys = order_keys(flat)
+        distinct, first, counts = np.unique(keys, return_index=True, return_counts=True)
+        if len(distinct) < 2:
+            return
+        held = [flat[first[i]] for i in (int(np.argmax(counts)), 0, len(distinct) - 1)]
+        zero = np.zeros(1, data.dtype)[0]
+        for value in sorted(dict.fromkeys([zero, *held], None), key=lambda v: value_cost(v.item(), data.dtype)):
+            if self.attempt(np.full(data.shape, value, data.dtype)):
+                return
+        if len(distinct) > 2:
+            self.attempt(np.where(keys == distinct[0], flat[first[0]], flat[first[-1]]).reshape(data.shape))
+
     def revalue(self) -> None:
         data = self.best.data
         if data.size == 0:
@@ -269,6 +292,8 @@ def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) ->
     numeric = tensor_type is not None and tensor_type.family in ("float", "float8", "signed", "unsigned")
     while search.left > 0:
         before = search.best
+        if numeric:
+            search.fewer_values()
         if search.shapeable:
             search.slice_other_axes()
             search.drop_axes()

@@ -4,9 +4,10 @@ Runs of different releases or runtimes each draw their own sample, so a run that
 may only have missed the input another run found. A page that puts runs side by side (history,
 matrix, compare) therefore asks each implementation the minimized counterexamples of the other
 runs' failures: in its own environment and sandbox, through its own adapter, in the model form
-they failed in (a packed-only failure through exactly its recorded pack), and judges the answers
-with the oracle. What it finds goes into the run's folder as ``replays.json``, which the pages
-read beside the run's own results.
+they failed in (a packed-only failure through exactly its recorded pack, a failure that needs
+history after the models its card records), and judges the answers with the oracle. What it
+finds goes into the run's folder as ``replays.json``, which the pages read beside the run's own
+results.
 
 ``python -m engine.judging.replays RUN_DIR --from OTHER_DIR [OTHER_DIR ...]``, in the environment the run
 was made in (nox's history and ecosystem sessions do this for every run they make)."""
@@ -23,14 +24,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import spec
-from engine.asking.calls import Reply
+from engine.asking.calls import Node, Packed, Reply
+from engine.asking.history import Ran, asked
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError, located, model_based
 from engine.asking.packing import MAX_NODES
 from engine.asking.sandbox import MODES
 from engine.contract.forms import SYMBOLIC
 from engine.judging.judge import declared_shape
-from results import CaseResult, RawRun, Unreadable, load, read_json, replays
+from results import CaseResult, PackNode, RawRun, Unreadable, load, read_json, replays
 from results.files import Unsafe, write
 from results.outcomes import CRASH, FAIL, OK, RAISED, TIMEOUT, UNSUPPORTED
 from results.replays import FAILS, NOT_ASKED, PASSES, REPLAYS
@@ -84,15 +86,20 @@ def counterexamples(raw: RawRun, document: dict, cap: int = CAP) -> tuple[list[t
 
 def _reply(runner: Runner, result: CaseResult, forms: bool) -> Reply:
     """The implementation's answer to the counterexample, asked as it failed: its recorded pack
-    exactly, or its one-node model in its form (a plain function has neither: its input alone)."""
+    exactly, or its one-node model in its form (a plain function has neither: its input alone),
+    after the models it needs run first where its card records a history."""
     ce = result.counterexample
-    form = (result.form or SYMBOLIC) if forms else None
-    if ce.pack is None or not forms:
-        return runner.call_many([(from_tensor(ce.input), result.version, ce.attributes, form)])[0]
-    if len(ce.pack.nodes) > MAX_NODES or not 0 <= ce.pack.position < len(ce.pack.nodes):
-        raise ValueError("no pack the suite builds")  # a record another run could have forged
-    calls = [(from_tensor(n.input), result.version, n.attributes, ce.pack.form) for n in ce.pack.nodes]
-    return runner.call_many(calls, units=[list(range(len(calls)))], exact=True)[ce.pack.position]
+    packed = ce.pack is not None and forms
+    card = ce.pack.nodes if packed else [PackNode(ce.input, ce.attributes)]
+    position = ce.pack.position if packed else 0
+    models = [(m.version, (m.form or SYMBOLIC) if forms else None, m.nodes) for m in ce.history or []]
+    models.append((result.version, ce.pack.form if packed else (result.form or SYMBOLIC) if forms else None, card))
+    if any(not 1 <= len(nodes) <= MAX_NODES for _, _, nodes in models) or not 0 <= position < len(card):
+        raise ValueError("no model the suite builds")  # a record another run could have forged
+    calls, units = asked([Ran(version, form, packed=Packed(tuple(Node(from_tensor(n.input), n.attributes)
+                                                                 for n in nodes), 0))
+                          for version, form, nodes in models])
+    return runner.call_many(calls, units=units, exact=True)[units[-1][position]]
 
 
 def judged(result: CaseResult, reply: Reply | None, not_implemented: Sequence[str]) -> tuple[str, str]:

@@ -25,19 +25,21 @@ import numpy as np
 
 import spec
 from engine.asking.calls import CallArgs, Node, Packed, Reply
+from engine.asking.history import Ran, asked
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.asking.packing import TWIN_FORMS, lighter, smallest, within
 from engine.config.options import Settings, implementation
 from engine.contract.adapters import Schedule
-from engine.judging.judge import Failure, Judgement, answer, judge, prepare
+from engine.judging.judge import NONDETERMINISTIC, Failure, Judgement, answer, judge, prepare
 from engine.judging.minimize import minimize, simpler
+from engine.judging.reproduce import Failed, Reproducer
 from generators import Case
 from generators.schedule import Entry
 from generators.twin import twin
-from results import CaseResult, CensusRecord, Pack, PackNode
+from results import CaseResult, CensusRecord, Counterexample, HistoryModel, Pack, PackNode
 from results.outcomes import FAULTS, OK, RAISED, TIMEOUT, UNASKED, UNSUPPORTED
-from results.records import ANOTHER_PROCESS, SAME_PROCESS, TestEnd, Usage
+from results.records import ANOTHER_PROCESS, FLAKY, REPRODUCE, SAME_PROCESS, TestEnd, Usage
 from results.stream import Writer
 from results.tensors import to_tensor
 
@@ -50,6 +52,7 @@ TIMEOUTS_BEFORE_ADAPTING = 3
 FAULTS_PER_TEST = 2
 FAULTS_BEFORE_THRIFT = 6
 SEARCHES_PER_TEST = 6  # distinct failures looked for in one test before it stops searching
+PRECEDED = (1, 2, 4, 8)  # the last models asked again before a packed failure that does not come again alone
 ALSO_FAILS_ON = 3  # other failing inputs shown with a counterexample
 _ALSO_LIMIT = 64  # ... each at most this many elements
 
@@ -121,6 +124,12 @@ class Session:
         self._minimal: dict[tuple, Case] = {}  # each failure's minimized case, by version and failure key
         # Judging work done while a worker process answers (check_all); in-process, nothing waits.
         self._ahead = ThreadPoolExecutor(1, "argmin-judge-ahead") if self.runner.isolation == "process" else None
+        # Where each failure reproduces: asked again in fresh worker processes (engine.judging.reproduce),
+        # which compile what they ask as a replay does, without the compile cache; in-process, none.
+        self._reproducer = Reproducer(lambda: implementation(replace(settings, compile_cache=None))) \
+            if self.runner.isolation == "process" else None
+        # the reproducer's spent, as _usage last counted it
+        self._reproduced_taken: tuple[int, int, int, float, int] = (0, 0, 0, 0.0, 0)
 
     # -- calling ---------------------------------------------------------------------------
     def _timeout(self) -> float:
@@ -143,13 +152,14 @@ class Session:
         return self._counted(runner.call_many(calls, pack=packing, units=units, faults=faults,
                                               schedule=self.schedule if packing else None))
 
-    def ask_pack(self, nodes: Sequence[Node], version: int) -> list[Reply]:
+    def ask_pack(self, nodes: Sequence[Node], version: int, before: Sequence[Ran] = ()) -> list[Reply]:
         """Exactly the packed model of ``nodes``, in their order (a recorded pack, rebuilt): the
-        one way a packed failure is asked again (its flake check, its minimizer), as the replays
-        ask it (the adapter's ``answer_model``), never cut or served otherwise."""
+        one way a packed failure is asked again (its minimizer; with --isolation none its second
+        ask), as the replays ask it (the adapter's ``answer_model``), never cut or served otherwise;
+        after the models ``before``, each asked as it ran, where given."""
         self.runner.timeout = self._timeout()
-        calls = [(node.data, version, node.attributes, self.form) for node in nodes]
-        return self._counted(self.runner.call_many(calls, units=[list(range(len(calls)))], exact=True))
+        calls, units = asked([*before, Ran(version, self.form, packed=Packed(tuple(nodes), 0))])
+        return self._counted(self.runner.call_many(calls, units=units, exact=True))[units[-1][0]:]
 
     def _counted(self, replies: list[Reply]) -> list[Reply]:
         """``replies``, once the calls and models they cost are counted."""
@@ -417,13 +427,20 @@ class Session:
 
     def _usage(self) -> list[Usage]:
         """The models compiled (and loaded) and calls made since the last time, by the current
-        test's suite and form (model-based implementations only)."""
+        test's suite and form, and apart (suite REPRODUCE) those the failures' fresh workers
+        asked (model-based implementations only)."""
         now = (self.compiles, self.calls, self.loaded, self.model_seconds, self.compiled_nodes)
         compiles, calls, loaded, seconds, nodes = (a - b for a, b in zip(now, self._usage_taken, strict=True))
         self._usage_taken = now
-        if self.settings.forms is None or not calls:
+        spent = self._reproducer.spent if self._reproducer is not None else (0, 0, 0, 0.0, 0)
+        again = [a - b for a, b in zip(spent, self._reproduced_taken, strict=True)]
+        self._reproduced_taken = spent
+        if self.settings.forms is None:
             return []
-        return [Usage(compiles, calls, loaded, round(seconds, 6), self.suite, self.form, nodes)]
+        counted = [Usage(compiles, calls, loaded, round(seconds, 6), self.suite, self.form, nodes)] if calls else []
+        if again[2]:
+            counted.append(Usage(again[0], again[2], again[1], round(again[3], 6), REPRODUCE, self.form, again[4]))
+        return counted
 
     def _record(self, result: CaseResult, census: list[CensusRecord]) -> None:
         self.results.append(result)
@@ -450,44 +467,38 @@ class Session:
         packed = judgement.result.packed is not None
         if minimizing and failure.problem not in FAULTS and not unminimized and not packed:
             judgement = self._minimized(judgement, key)
-        pack = again = None  # the answer when asked once more, the same way (a crash or hang is not asked again)
+        pack, model = None, Packed((Node(judgement.case.data, judgement.case.attributes),), 0)
         if packed and judgement.reply.pack is not None:
-            pack, again, judgement = self._smallest_pack(judgement, key)
+            pack, model, judgement = self._smallest_pack(judgement, key)
             failure = self._failure_of(judgement, key)
-        elif failure.problem not in FAULTS:
-            again = self._asked_again(judgement.case)
         result = judgement.recorded_as(failure)
         result.counterexample = judgement.evidence(self._failure_of(judgement, key))
         result.counterexample.minimized = not unminimized and not packed
         result.counterexample.also = [j.example() for j in self._also_failing(key, judgement)]
         result.counterexample.pack = pack
-        if again is not None:
-            # A flake is a claim with evidence: the same model, asked again the same way, answered
-            # right; its answer is recorded beside the wrong one. Failing again, in any way, is no flake.
-            result.counterexample.again = answer(again)
-            asked_again = self._judged_as_answered(judgement.case, judgement.result.suite, again)
-            result.counterexample.flaky = not asked_again.failed
+        self._reproduce(result.counterexample, judgement, model)
         self._record(result, [])
         state.recorded.add(judgement.case.key())
         state.aside.add(key)
         state.reported.append((f"{failure.clause} {failure.problem} ({judgement.case.type_name}): {failure.message}",
                                judgement.result.kind, failure.problem))
 
-    def _smallest_pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Reply | None, Judgement]:
+    def _smallest_pack(self, judgement: Judgement, key: Key) -> tuple[Pack, Packed, Judgement]:
         """The packed model a packed-only failure shows in: the smallest one found that fails the
         same way, its nodes' inputs made small, the case's own last (engine.asking.packing), each candidate
-        asked as exactly that model (``ask_pack``); or the one it was found in, marked not
-        reproduced, where that one, asked again, did not fail so. With it, that model's answer
-        when asked once more (the evidence for or against a flake), and the judgement of the
-        case as the pack holds it (a smaller input than it was found with, where that still
-        fails the same way)."""
+        asked as exactly that model (``ask_pack``), right after the last 1, 2, 4 or 8 models its
+        worker ran before it where the pack it was found in fails again only so; or the one it was
+        found in, marked not reproduced, where that one, asked again, did not fail so. With it,
+        that model as asked
+        (to be asked again in a fresh worker) and the judgement of the case as the pack holds it
+        (a smaller input than it was found with, where that still fails the same way)."""
         case, suite = judgement.case, judgement.result.suite
-        asked: list[Reply] = []
         judged = [(judgement.reply.pack, judgement)]  # each pack that failed, and the case's judgement in it
 
+        before: Sequence[Ran] = ()  # the models asked before each candidate
+
         def ask(nodes: Sequence[Node], position: int) -> Packed | None:
-            reply = self.ask_pack(nodes, case.version)[position]
-            asked.append(reply)
+            reply = self.ask_pack(nodes, case.version, before)[position]
             if reply.nodes < 2 or reply.pack is None:
                 return None
             mine = case if nodes[position].data is case.data else replace(case, data=nodes[position].data)
@@ -499,15 +510,47 @@ class Session:
             judged.append((reply.pack, found))
             return reply.pack
 
-        found = judgement.reply.pack
+        found, history = judgement.reply.pack, judgement.reply.before
         shown = smallest(found, ask)
+        for size in PRECEDED:  # a failure the worker's state made: after the last models it ran before it
+            if shown is not None or size > len(history):
+                break
+            before = history[-size:]
+            shown = smallest(found, ask)
         shown = shown if shown is None else lighter(shown, ask)
         nodes = [PackNode(to_tensor(node.data), dict(node.attributes)) for node in (shown or found).nodes]
         pack = Pack(self.form, (shown or found).position, nodes, reproduced=shown is not None)
-        if shown is None:  # the pack it was found in, asked again, did not fail so: that answer
-            return pack, asked[0] if asked else None, judgement
-        again = self.ask_pack(shown.nodes, case.version)[shown.position]  # the recorded pack, once more
-        return pack, again, next(j for p, j in reversed(judged) if p is shown)
+        if shown is None:  # the pack it was found in, asked again, did not fail so
+            return pack, found, judgement
+        return pack, shown, next(j for p, j in reversed(judged) if p is shown)
+
+    def _reproduce(self, ce: Counterexample, judgement: Judgement, model: Packed) -> None:
+        """Ask a failure once more, exactly as it failed (``model``: its one-node model, or its
+        recorded pack), and record where it reproduces: in fresh worker processes, after the
+        history it needs where it needs one (engine.judging.reproduce); with --isolation none, or
+        where no second worker loads, in the process that found it (a crash or a hang is not asked
+        again there)."""
+        case, suite = judgement.case, judgement.result.suite
+
+        def fails(reply: Reply) -> bool:
+            return self._judged_as_answered(case, suite, reply).failed
+
+        found = None
+        if self._reproducer is not None:
+            failed = Failed(case.version, self.form, model.nodes, model.position, judgement.reply.before,
+                            judgement.reply)
+            found = self._reproducer.reproduce(failed, fails, self._timeout(), ce.problem != NONDETERMINISTIC)
+        if found is None:
+            if ce.problem not in FAULTS:
+                again = self.ask_pack(model.nodes, case.version)[model.position] if len(model.nodes) > 1 \
+                    else self._asked_again(case)
+                ce.again, ce.flaky = answer(again), not fails(again)
+            return
+        ce.again, ce.reproduction, ce.flaky = answer(found.again), found.kind, found.kind == FLAKY
+        ce.after_history = None if found.after is None else answer(found.after)
+        if found.history is not None:
+            ce.history = [HistoryModel(ran.version, ran.form, [PackNode(to_tensor(node.data), dict(node.attributes))
+                                                               for node in ran.nodes]) for ran in found.history]
 
     def _asked_again(self, case: Case) -> Reply:
         """``case`` asked once more, alone, as one by one would ask it: a twin right after the
@@ -572,6 +615,8 @@ class Session:
     def close(self) -> None:
         if self._ahead is not None:
             self._ahead.shutdown()
+        if self._reproducer is not None:
+            self._reproducer.close()
         self.runner.close()
         if self._census_runner is not None:
             self._census_runner.close()  # the runner itself, or the second one

@@ -21,9 +21,10 @@ from itertools import pairwise
 from typing import Any
 
 import spec
-from results import OBSERVED, OUTCOMES, CaseResult, Counterexample, Pack, RawRun, Tensor
+from results import OBSERVED, OUTCOMES, CaseResult, Counterexample, Pack, PackNode, RawRun, Tensor
 from results.causes import signature, special_values
 from results.outcomes import ERROR, FAIL, FAULTS, MISSING_REJECTION, PASS, SEVERITY
+from results.records import FLAKY, NEEDS_HISTORY
 from results.verdict import Standing, clause_number, standings
 from spec.diff import diff
 
@@ -81,7 +82,11 @@ def _pack(pack: Pack | None) -> doc.Pack | None:
     if pack is None:
         return None
     return {"form": str(pack.form), "position": int(pack.position), "reproduced": bool(pack.reproduced),
-            "nodes": [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in pack.nodes]}
+            "nodes": _nodes(pack.nodes)}
+
+
+def _nodes(nodes: list[PackNode]) -> list[doc.PackNode]:
+    return [{"input": _tensor(n.input), "attributes": _attributes(n.attributes)} for n in nodes]
 
 
 def _or_none(convert: Callable[[Any], Any], value: Any) -> Any:
@@ -347,6 +352,11 @@ def _counterexample(ce: Counterexample | None) -> doc.Counterexample | None:
         "pack": _pack(ce.pack),
         "flaky": bool(ce.flaky),
         "again": _tensor(ce.again),
+        "reproduction": None if ce.reproduction is None else str(ce.reproduction),
+        "history": None if ce.history is None else [
+            {"version": int(m.version), "form": None if m.form is None else str(m.form), "nodes": _nodes(m.nodes)}
+            for m in ce.history],
+        "after_history": _tensor(ce.after_history),
     }
 
 
@@ -442,15 +452,23 @@ def _pattern(failure: doc.FailureCard) -> str:
     return signature(ce["actual"]) if isinstance(ce["actual"], str) else "returned a result"
 
 
+def _apart(failure: doc.FailureCard) -> str | None:
+    """Where a failure reproduces, where that keeps it off the card of the failures that reproduce alone."""
+    reproduction = (failure["counterexample"] or {}).get("reproduction")
+    return reproduction if reproduction in (NEEDS_HISTORY, FLAKY) else None
+
+
 def _cards(failures: list[doc.FailureCard], types: list[str], form_order: Callable[[str], int]) -> list[doc.Card]:
     """Failures merged into one card per root cause: same clause, problem, outcome and
-    counterexample pattern. A card lists the versions, types and model forms it covers; its representative
-    (shown in full) is the member with the smallest input."""
+    counterexample pattern, and where it reproduces (a failure that needs history, or a flake,
+    needs its own snippets on the page). A card lists the versions, types and model forms it
+    covers; its representative (shown in full) is the member with the smallest input."""
     groups: dict[tuple, list[int]] = {}
     for index, failure in enumerate(failures):
         # A failure that shares its root cause with another clause's goes on that clause's card.
         key = (failure["role"], failure["same_cause"] or failure["clause"], failure["problem"], failure["outcome"],
-               failure["kind"], _pattern(failure), bool(failure["packed"]))
+               failure["kind"], _pattern(failure), bool(failure["packed"]),
+               _apart(failure))
         groups.setdefault(key, []).append(index)
     cards: list[doc.Card] = []
     for members in groups.values():

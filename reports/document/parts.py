@@ -321,11 +321,20 @@ class _Counterexample(TypedDict):
     detail: str | None
 
 
+class HistoryModel(TypedDict):
+    version: int
+    form: str | None
+    nodes: list[PackNode]
+
+
 class Counterexample(_Counterexample, total=False):
     also: list[Also]
     pack: Pack | None
     flaky: bool
     again: Value
+    reproduction: str | None
+    history: list[HistoryModel] | None
+    after_history: Value
 
 
 class _FailureCard(TypedDict):

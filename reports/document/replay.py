@@ -12,7 +12,7 @@ import re
 import spec
 from engine import runtimes
 from engine.adapters.models import INPUT, recipe
-from results import Counterexample, Tensor
+from results import Counterexample, PackNode, Tensor
 from results.tensors import from_tensor
 from spec.oracle import Expectation, expect
 
@@ -88,12 +88,36 @@ def build_expression(tensor: Tensor) -> str:
 
 
 def _values_literal(values: list[str]) -> str:
-    """``values`` as a Python list expression: item by item, or, where the values come in long
-    runs (a large input of zeros with a few other values), each run once (``['0.0'] * 64``)."""
-    runs = [(plain(v), len(list(group))) for v, group in itertools.groupby(values)]
+    """``values`` as a Python list expression, the shortest of: item by item; each run of equal
+    values once (``['0.0'] * 64``: a large input of zeros with a few other values); the pattern
+    they repeat once (``(['-inf', '1.0'] * 513)[:1025]``: a periodic input that cannot shrink)."""
+    shown = [plain(v) for v in values]
+    period = _period(shown)
+    if period * 4 > len(shown) or period < 2:
+        return _runs_or_items(shown)
+    times = -(-len(shown) // period)
+    repeated = f"({_runs_or_items(shown[:period])} * {times})"
+    repeated = repeated if times * period == len(shown) else f"{repeated}[:{len(shown)}]"
+    return min(repeated, _runs_or_items(shown), key=len)
+
+
+def _runs_or_items(values: list[str]) -> str:
+    runs = [(v, len(list(group))) for v, group in itertools.groupby(values)]
     if len(runs) * 4 <= len(values):
         return _wrapped([f"[{v!r}] * {n}" if n > 1 else f"[{v!r}]" for v, n in runs], " + ", "(", ")")
-    return _wrapped([repr(plain(v)) for v in values], ", ", "[", "]")
+    return _wrapped([repr(v) for v in values], ", ", "[", "]")
+
+
+def _period(values: list[str]) -> int:
+    """The shortest p such that each value equals the one p before it (the length where none
+    does): Knuth-Morris-Pratt's failure function over the values."""
+    border = [0] * len(values)
+    for i in range(1, len(values)):
+        k = border[i - 1]
+        while k and values[i] != values[k]:
+            k = border[k - 1]
+        border[i] = k + (values[i] == values[k])
+    return len(values) - (border[-1] if values else 0)
 
 
 def _wrapped(items: list[str], joint: str, opening: str, closing: str) -> str:
@@ -120,18 +144,29 @@ def _comment(label: str, value: Tensor | str | None) -> str:
     return f"# {label}: {text}"
 
 
+def _node_lines(nodes: list[PackNode]) -> list[str]:
+    """Lines setting ``datas`` and ``node_attributes``: every node's input and attributes, in order."""
+    lines = ["datas, node_attributes = [], []"]
+    for node in nodes:
+        lines += [f"values = {_values_literal(node.input.values)}", f"datas.append({build_expression(node.input)})",
+                  f"node_attributes.append({dict(node.attributes)!r})"]
+    return lines
+
+
 def _data_lines(ce: Counterexample) -> list[str]:
     """Lines setting ``data`` and ``attributes``, the case's; for a failure in a packed model also
     ``datas`` and ``node_attributes``, every node's in order, the case's at POSITION."""
     if ce.pack is None:
         return [f"values = {_values_literal(ce.input.values)}", f"data = {build_expression(ce.input)}",
                 f"attributes = {dict(ce.attributes)!r}"]
-    lines = ["datas, node_attributes = [], []"]
-    for node in ce.pack.nodes:
-        lines += [f"values = {_values_literal(node.input.values)}", f"datas.append({build_expression(node.input)})",
-                  f"node_attributes.append({dict(node.attributes)!r})"]
-    return [*lines, f"POSITION = {int(ce.pack.position)}  # the failing case's node",
+    return [*_node_lines(ce.pack.nodes), f"POSITION = {int(ce.pack.position)}  # the failing case's node",
             "data, attributes = datas[POSITION], node_attributes[POSITION]"]
+
+
+def _history_head(ce: Counterexample) -> list[str]:
+    """The comment before a history's models: what they are and why they run first."""
+    return [f"# It fails only after {len(ce.history)} model(s) the worker that found it ran before it (a fresh",
+            "# process answers it right): the shortest part of that history found, each model run first, as it ran."]
 
 
 def _headline(version: int, clause: str | None, ce: Counterexample, where: str) -> str:
@@ -182,6 +217,7 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
         "",
         f"VERSION = {int(version)}",
         f"fn = resolve({str(impl)!r})",
+        *_suite_history(ce, form is not None),
         *_data_lines(ce),
         "vspec = spec.load(VERSION)",
         "expected = expect(vspec, data, attributes)",
@@ -197,6 +233,24 @@ def snippet(impl: str, version: int, ce: Counterexample, *, kind: str = "semanti
     return "\n".join(lines)
 
 
+def _suite_history(ce: Counterexample, models: bool) -> list[str]:
+    """Lines asking the models a failure needs before it (its history) through the plug-in, as
+    the suite asked them: a one-node model (``models``: of its form; else the function itself), or
+    exactly a packed model; what each answers is not checked, and a model refused does not stop it."""
+    history = ce.history or []
+    if not history:
+        return []
+    lines = [*_history_head(ce), "history = []"]
+    for model in history:
+        lines += [*_node_lines(model.nodes),
+                  f"history.append(({int(model.version)}, {model.form!r}, datas, node_attributes))"]
+    one = "fn.answer(form, datas[0], version, node_attributes[0])" if models \
+        else "fn(datas[0], opset=version, **node_attributes[0])"
+    return [*lines, "for version, form, datas, node_attributes in history:", "    try:",
+            f"        {one} if len(datas) == 1 else fn.answer_model(form, datas, version, node_attributes)",
+            "    except Exception:  # refused: the model ran all the same", "        pass", ""]
+
+
 def _must_raise(run: list[str], clauses: str, name: str) -> list[str]:
     """Lines that run ``run`` and fail unless it raises: the spec requires a rejection. The
     clause comes from the report: it enters the code as a quoted value, never as code."""
@@ -209,7 +263,8 @@ def _must_raise(run: list[str], clauses: str, name: str) -> list[str]:
 # --- the standalone snippet: onnx and the runtime, nothing of the suite -------------------------
 
 # A vendor's model plug-in: its import lines come from _plugin_import.
-_MODEL_PLUGIN = ([], ["result = np.asarray(FUNCTION(model)(*INPUTS)PICK)"])
+_MODEL_PLUGIN = ([], ["run = FUNCTION(model)", "result = np.asarray(run(*INPUTS)PICK)"])
+_ASSIGNED = re.compile(r"^(\w+) = ")
 
 
 def _runtime(impl: str) -> tuple[str, str | None] | None:
@@ -235,20 +290,21 @@ def _plugin_import(target: str) -> tuple[list[str], str]:
     return lines, f"functools.reduce(getattr, {name.split('.')!r}, plugin)"
 
 
-def _runtime_lines(runtime: str, argument: str | None, form: str | None,
-                   ce: Counterexample) -> tuple[list[str], list[str]]:
+def _runtime_lines(runtime: str, argument: str | None, form: str | None, type_name: str,
+                   output: str | None = None) -> tuple[list[str], list[str]]:
     """The runtime entry's lines (engine.runtimes.entry.Runtime) with their placeholders filled:
-    the one-node model's input ``data``, or every node's (``datas``) and the case's output."""
+    the one-node model's input ``data``, or every node's (``datas``) and the output of node
+    ``output`` (an expression; None: a one-node model)."""
     entry = runtimes.BY_WORD.get(runtime)
     imports, lines = (list(entry.imports), list(entry.lines)) if entry else _MODEL_PLUGIN
     feed = "data"
-    if runtime == "onnxruntime" and _dtype_expression(ce.input.type_name)[0].startswith(
+    if runtime == "onnxruntime" and _dtype_expression(type_name)[0].startswith(
             "ml_dtypes"):  # onnxruntime's numpy bridge does not take ml_dtypes arrays
-        feed = f"ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, TensorProto.{ce.input.type_name.upper()})"
-    if ce.pack is None:
+        feed = f"ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, TensorProto.{type_name.upper()})"
+    if output is None:
         inputs, feeds, output, pick = "[data]", f"{{{INPUT!r}: {feed}}}", "0", ""
     else:
-        inputs, output, pick = "datas", "POSITION", "[POSITION]"
+        inputs, pick = "datas", f"[{output}]"
         feeds = f"{{f'{INPUT}_{{i}}': {feed} for i, data in enumerate(datas)}}"
     if form == "initializer":
         inputs, feeds = "[]", "{}"
@@ -259,8 +315,44 @@ def _runtime_lines(runtime: str, argument: str | None, form: str | None,
         extra, function = _plugin_import(argument or "")
         imports, replacements["FUNCTION"] = ["import functools", *extra], function
     fill = re.compile("|".join(sorted(replacements, key=len, reverse=True)))
-    return [fill.sub(lambda m: replacements[m[0]], line) for line in imports], \
-        [fill.sub(lambda m: replacements[m[0]], line) for line in lines]
+    # What compiles the model comes before the first line that feeds it its inputs.
+    ran = next((i for i, line in enumerate(lines) if "INPUTS" in line or "FEEDS" in line), len(lines))
+    filled = [fill.sub(lambda m: replacements[m[0]], line) for line in lines]
+    return [fill.sub(lambda m: replacements[m[0]], line) for line in imports], filled[:ran], filled[ran:]
+
+
+def _compiled_once(compiling: list[str], form: str | None) -> list[str]:
+    """``compiling`` (a runtime's lines that compile ``model``) run once per model: a model built
+    again, byte for byte, runs on what was compiled for it the first time, as the suite's adapter
+    runs a model it has compiled (not in the initializer form, which it compiles for every input)."""
+    names = [found[1] for line in compiling if (found := _ASSIGNED.match(line))]
+    if not names or form == "initializer":
+        return compiling
+    held = f"{', '.join(names)},"
+    return ["if model.SerializeToString() in compiled_models:",
+            f"    {held} = compiled_models[model.SerializeToString()]", "else:", *(f"    {line}" for line in compiling),
+            f"    compiled_models[model.SerializeToString()] = {held}"]
+
+
+def _standalone_history(ce: Counterexample, runtime: str, argument: str | None) -> list[str]:
+    """Lines that build and run the models a failure needs before it (its history), each as the
+    suite ran it (a one-node model of its form, or exactly a packed model); what each answers is
+    not checked, and a model refused does not stop the script."""
+    history = ce.history or []
+    lines = [*_history_head(ce), "compiled_models = {}", ""] if history else []
+    for number, model in enumerate(history, 1):
+        packed = len(model.nodes) > 1
+        _, compiling, running = _runtime_lines(runtime, argument, model.form, model.nodes[0].input.type_name,
+                                               "0" if packed else None)
+        run = [*_compiled_once(compiling, model.form), *running]
+        version = int(model.version)
+        built = f"model = packed_model({model.form!r}, datas, {version}, node_attributes)" if packed else \
+            f"model = argmin_model({version}, data.dtype, data.ndim, attributes{_form_arguments(model.form)})"
+        lines += [f"# history model {number} of {len(history)}", *_node_lines(model.nodes),
+                  *([] if packed else ["data, attributes = datas[0], node_attributes[0]"]), built, "try:",
+                  *(f"    {line}" for line in run), "except Exception:  # refused: the model ran all the same",
+                  "    pass", ""]
+    return lines
 
 
 def _form_arguments(form: str | None) -> str:
@@ -289,14 +381,19 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
     if found is None or ce.input.type_name not in spec.catalogue():
         return None
     runtime, argument = found
-    imports, run = _runtime_lines(runtime, argument, form, ce)
+    imports, compiling, running = _runtime_lines(runtime, argument, form, ce.input.type_name,
+                                                 None if ce.pack is None else "POSITION")
     where = _where(runtime, argument)
+    history = ce.history or []
+    run = [*(_compiled_once(compiling, form) if history else compiling), *running]
     lines = [
         _headline(version, clause, ce, f"{where}, {form or 'symbolic'} input"),
         "# Needs only numpy, onnx and the runtime (ml_dtypes for bfloat16): the model is built here.",
         "from __future__ import annotations",  # must come first: any import before it is a SyntaxError
         "",
-        *(["import ml_dtypes"] if "ml_dtypes." in build_expression(ce.input) else []),
+        *(["import ml_dtypes"] if any("ml_dtypes." in build_expression(node.input)
+                                      for node in [PackNode(ce.input, {}), *(n for m in history for n in m.nodes)])
+          else []),
         "import numpy as np",
         "import onnx",
         "import onnx.helper",
@@ -306,8 +403,10 @@ def standalone(impl: str, version: int, ce: Counterexample, *, kind: str = "sema
         *imports,
         "",
         "# The suite's own model builder (engine/adapters/models.py), as it ran.",
-        *recipe(ce.pack is not None),
+        *recipe(ce.pack is None or any(len(m.nodes) == 1 for m in history),
+                ce.pack is not None or any(len(m.nodes) > 1 for m in history)),
         f"VERSION = {int(version)}",
+        *_standalone_history(ce, runtime, argument),
         *_data_lines(ce),
         f"model = argmin_model(VERSION, data.dtype, data.ndim, attributes{_form_arguments(form)})" if ce.pack is None
         else f"model = packed_model({ce.pack.form!r}, datas, VERSION, node_attributes)",

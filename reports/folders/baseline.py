@@ -100,7 +100,8 @@ def read(path: Path) -> tuple[str, Causes]:
 
 
 def _flaky(document: Document) -> set[Key]:
-    """Headline failures whose every counterexample answered right when asked once more."""
+    """Headline failures whose every counterexample is a flake: wrong once, right when asked again
+    (in a fresh worker, and after the history its worker ran before it)."""
     entries: dict[Key, list[bool]] = {}
     for f in document["failures"]:
         if f["role"] == "headline":
@@ -133,16 +134,18 @@ def _listed(keys: list[Key], field: int, order: Callable[[Any], Any] | None = No
 
 def compare(document: Document, source: str, expected: Causes) -> dict[str, Any]:
     """What a run's report holds against its baseline (RunInfo.baseline). A failure the baseline
-    does not hold is new, or a flake where it answered right when asked once more. ``causes``
-    says the same by root cause: new, flaky, fixed (by the baseline's causes) and known."""
+    does not hold is new, a flake too: ArgMin is deterministic, so a wrong answer is a failure
+    whether or not it recurs (``flaky`` names the new ones that are flakes). ``causes`` says the
+    same by root cause: new, flaky (new too), fixed (by the baseline's causes) and known."""
     found = causes(document)
     unexpected = found.keys() - expected.keys()
     flaky = unexpected & _flaky(document)
-    new, fixed, known = unexpected - flaky, expected.keys() - found.keys(), found.keys() & expected.keys()
+    fixed, known = expected.keys() - found.keys(), found.keys() & expected.keys()
     types = list(document["types"])
-    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(new)],
+    return {"source": source, "failures": len(expected), "new": [text(key) for key in sorted(unexpected)],
             "fixed": [text(key) for key in sorted(fixed)], "flaky": [text(key) for key in sorted(flaky)],
-            "causes": [*_grouped("new", new, found, types, True), *_grouped("flaky", flaky, found, types, True),
+            "causes": [*_grouped("new", unexpected - flaky, found, types, True),
+                       *_grouped("flaky", flaky, found, types, True),
                        *_grouped("fixed", fixed, expected, types, False),
                        *_grouped("known", known, found, types, True)]}
 
@@ -155,8 +158,8 @@ def record(run: RawRun, document: Document, report_dir: Path, against: tuple[str
     document["certificate"] = certificate(run)
 
 
-_SAID = {"new": "new failure", "flaky": "flake (answered right when asked again; not counted as new)",
-         "fixed": "fixed", "known": "known"}
+_SAID = {"new": "new failure", "fixed": "fixed", "known": "known",
+         "flaky": "new failure, a flake (wrong once, right when asked again; a failure all the same)"}
 
 
 def lines(compared: dict[str, Any]) -> list[str]:
@@ -164,11 +167,12 @@ def lines(compared: dict[str, Any]) -> list[str]:
     comparison recorded before causes were)."""
     new = compared["new"]
     grouped = compared.get("causes")
-    roots = sum(entry["status"] == "new" for entry in grouped) if grouped is not None else len(new)
+    roots = sum(entry["status"] in ("new", "flaky") for entry in grouped) if grouped is not None else len(new)
     head = (f"baseline {compared['source']}: {compared['failures']} known failures; "
             + (f"{len(new)} NEW in {roots} root cause{'s' * (roots > 1)} (exit status 1)" if new
                else "no new failure (exit status 0)"))
     if grouped is None:
-        grouped = [{"status": status, "text": line} for status in ("new", "flaky", "fixed")
-                   for line in compared.get(status, [])]
+        flaky = set(compared.get("flaky", []))
+        grouped = [*({"status": "flaky" if line in flaky else "new", "text": line} for line in new),
+                   *({"status": "fixed", "text": line} for line in compared.get("fixed", []))]
     return [head, *(f"  {_SAID[entry['status']]}: {entry['text']}" for entry in grouped)]

@@ -8,8 +8,9 @@ implementation: first what it claims (``heading``), then one line per check, las
   aggregation give for those raw results;
 - plan: the run planned every test its settings give, and each delivered its end mark and every
   record it counted (a test whose process died left none);
-- flakes: every recorded wrong answer fails the oracle, and every flake's recorded second answer
-  is right by it (a flake is a claim with evidence);
+- flakes: every recorded wrong answer fails the oracle, every flake's recorded second answer is
+  right by it, and every failure said to need history answered right alone and wrong after it
+  (a flake and a history are claims with evidence);
 - checkout: the spec files and the suite commit are this checkout's (or: which commit to check out);
 - documents: report.html and junit.xml are the JSON rendered (junit.xml as XML, whatever library
   serialized it), so the HTML shows its verdicts;
@@ -61,7 +62,7 @@ from reports.pages.standing import causes_line, certificate_line
 from results import CaseResult, RawRun, Tensor, Unreadable, load, raw_path, read_bounded, read_json
 from results.digest import results_digest
 from results.environment import REPO, checkout
-from results.records import lost_tests, missing_census
+from results.records import NEEDS_HISTORY, lost_tests, missing_census
 from results.tensors import from_tensor
 from results.verdict import is_judged
 from spec.oracle import expect
@@ -270,25 +271,43 @@ def _fails(result: CaseResult, answer: Tensor) -> bool:
     return verify_answer(vspec, expect(vspec, data, ce.attributes), data, from_tensor(answer)) is not None
 
 
+def _right(result: CaseResult, answer: object) -> bool:
+    """Whether the oracle passes ``answer`` (an answer's text, an error or a crash, is never right)."""
+    return isinstance(answer, Tensor) and not _fails(result, answer)
+
+
+def _unborne(result: CaseResult) -> str | None:
+    """What the report calls a failure that its recorded answers do not bear out, if anything."""
+    ce = result.counterexample
+    if ce.flaky and (not _right(result, ce.again) or (ce.after_history is not None
+                                                      and not _right(result, ce.after_history))):
+        return "called a flake, but an answer asked again is not right"
+    if ce.reproduction == NEEDS_HISTORY and (not ce.history or not _right(result, ce.again)
+                                             or ce.after_history is None or _right(result, ce.after_history)):
+        return "said to need history, but its answers alone and after it do not show that"
+    if not ce.flaky and ce.reproduction != NEEDS_HISTORY and (
+            not _fails(result, ce.actual) or (ce.again is not None and _right(result, ce.again))):
+        return "its recorded answer passes, so its snippet would"
+    return None
+
+
 def _flakes(raw: RawRun) -> Check:
-    """A flake is a claim with evidence: its recorded second answer is right by the oracle; every
-    other failure's recorded answers fail it (so its snippet, asked the same input, fails too)."""
+    """A flake and a failure that needs history are claims with evidence: a flake's answer asked
+    again is right by the oracle (and its answer after its worker's history, where recorded); a
+    needs-history failure's answer in a fresh worker is right, and wrong after the history it
+    records; every other failure's recorded answers fail it (so its snippets, asked the same
+    input, fail too)."""
     judged = [r for r in raw.results if r.kind == "semantic" and r.counterexample is not None
               and isinstance(r.counterexample.actual, Tensor)]
-    wrong = []
-    for result in judged:
-        ce = result.counterexample
-        again = ce.again if isinstance(ce.again, Tensor) else None
-        if ce.flaky and (again is None or _fails(result, again)):
-            wrong.append(f"{result.test_key} {result.clause}: called a flake, but its second answer is not right")
-        elif not ce.flaky and (not _fails(result, ce.actual) or (again is not None and not _fails(result, again))):
-            wrong.append(f"{result.test_key} {result.clause}: its recorded answer passes, so its snippet would")
+    wrong = [f"{result.test_key} {result.clause}: {why}" for result in judged if (why := _unborne(result))]
     if wrong:
         return Check("flakes", False, f"{len(wrong)} failure(s) whose answers do not bear out what the report calls "
                                       f"them: {'; '.join(wrong[:3])}")
     flakes = sum(r.counterexample.flaky for r in judged)
-    return Check("flakes", True, f"each of the {len(judged)} wrong answers recorded fails the oracle, and each of the "
-                                 f"{flakes} flake(s) answered right when asked again")
+    history = sum(r.counterexample.reproduction == NEEDS_HISTORY for r in judged)
+    return Check("flakes", True, f"each of the {len(judged)} wrong answers recorded fails the oracle, each of the "
+                                 f"{flakes} flake(s) answered right when asked again, and each of the {history} "
+                                 f"failure(s) that need history answered right alone and wrong after it")
 
 
 def _certificate(document: dict, required: bool) -> Check:
@@ -304,8 +323,9 @@ def _certificate(document: dict, required: bool) -> Check:
 def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = None,
                   shard: str | None = None) -> list[str]:
     """``python -m suites`` with every recorded setting: implementation, profile, seed, claims,
-    timeout, forms, packing, memory limit, the cap on a runtime's instruction set (``--isa``; none
-    recorded, ``--isa native``) and, for a shard's report, its shard; ``shard`` (K/N)
+    timeout, forms, packing, the schedule (drawn within, and the compile key, or drawn freely),
+    memory limit, the cap on a runtime's instruction set (``--isa``; none recorded, ``--isa
+    native``) and, for a shard's report, its shard; ``shard`` (K/N)
     runs that part of the run only. Always ``--isolation process --sandbox require``: the
     implementation a report names never runs in the process of the one who checks it, nor
     outside a sandbox (where there is none, the rerun stops, saying so)."""
@@ -329,6 +349,10 @@ def rerun_command(document: dict, report_dir: Path, memory_limit: int | None = N
         command += ["--forms", ",".join(certificate["forms"])]
     if certificate.get("packing") in ("on", "off"):  # absent from reports made before --packing existed
         command += ["--packing", certificate["packing"]]
+    if certificate["forms"] is not None:  # a report made before schedules drew freely
+        schedule = document.get("run", {}).get("schedule")
+        command += ["--schedule", "off"] if schedule is None else ["--schedule", "on", "--compile-key",
+                                                                    schedule["compile_key"]]
     found = runtimes.find(certificate["implementation"])
     if found and found[0].isa_cap and certificate.get("cpu_isa") is not None:  # recorded since --isa existed
         cap = certificate.get("isa_cap")

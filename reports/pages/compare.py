@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from generators.profiles import seed_text
 from reports.document.aggregate import NOT_RUN
 from reports.document.parts import CensusEntry, Document
 from results import replays
@@ -172,9 +173,9 @@ def _isa_lines(isa: dict) -> list[str]:
 def as_text(comparison: dict) -> str:
     """The comparison as terminal text."""
     old, new = comparison["old"], comparison["new"]
-    lines = [f"old: {old['impl']} started {old['started']} ({old['profile']}, seed {old['seed']})",
-             f"new: {new['impl']} started {new['started']} ({new['profile']}, seed {new['seed']})",
-             *_isa_lines(comparison["isa"])]
+    lines = [f"{name}: {run['impl']} started {run['started']} ({run['profile']}, seed "
+             f"{seed_text(run['seed'], run['profile'])})" for name, run in (("old", old), ("new", new))]
+    lines += _isa_lines(comparison["isa"])
     sections = (
         ("Verdict changes", [f"ArgMin-{v['version']}: {v['before']} -> {v['after']}"
                              + ("  REGRESSION" if v["regression"] else "")
