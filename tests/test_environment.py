@@ -20,7 +20,7 @@ def _git(folder: Path, *args: str) -> None:
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A committed checkout shaped like the suite's, which environment.checkout() then reads."""
-    for name in ("engine/asking/loader.py", "reports/render.py", "README.md", "noxfile.py"):
+    for name in ("engine/asking/loader.py", "reports/pages/render.py", "README.md", "noxfile.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("# committed\n")
     _git(tmp_path, "init", "-q")
@@ -42,7 +42,7 @@ def test_files_outside_the_suite_leave_it_clean(checkout: Path, outside: str) ->
     assert environment.checkout()["git_dirty"] is False
 
 
-@pytest.mark.parametrize("change", ["edit README.md", "add engine/extra.py", "add reports/templates/x.html",
+@pytest.mark.parametrize("change", ["edit README.md", "add engine/extra.py", "add reports/pages/templates/x.html",
                                     "add pyproject.toml"])
 def test_changes_to_the_suite_make_it_modified(checkout: Path, change: str) -> None:
     name = change.split()[1]  # "edit": a tracked file; "add": a new file inside the suite
@@ -54,8 +54,8 @@ def test_changes_to_the_suite_make_it_modified(checkout: Path, change: str) -> N
 @pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
 def test_an_edit_hidden_from_git_status_is_still_a_modified_tree(checkout: Path, flag: str) -> None:
     """A plug-in edited a tracked file and flagged it: `git status` said nothing, the run said clean."""
-    (checkout / "reports/render.py").write_text("# poisoned\n")
-    _git(checkout, "update-index", flag, "reports/render.py")
+    (checkout / "reports/pages/render.py").write_text("# poisoned\n")
+    _git(checkout, "update-index", flag, "reports/pages/render.py")
     assert subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True).stdout == ""
     assert environment.checkout()["git_dirty"] is True
 

@@ -1,4 +1,4 @@
-"""The report's own words: the message files (reports/messages/*.yaml) with the same keys and
+"""The report's own words: the message files (reports/pages/messages/*.yaml) with the same keys and
 fields in both languages, and one line for a missing or malformed file wherever it is read."""
 
 from __future__ import annotations

@@ -80,8 +80,9 @@ def report_fields() -> str:
     body = re.sub(r"^( +)", lambda m: m.group(1) * 2, body, flags=re.M)  # Python-Markdown nests lists by 4 spaces
     body = re.sub(r" \(\[Test\]\(https://regexr\.com/[^)]*\)\)", "", body)  # no link out per pattern
     return "\n".join(["# report.json", "",
-                      f"Every field of a run's `report.json`, from its JSON Schema, `reports/report.schema.json` "
-                      f"(`{schema['properties']['schema']['const']}`), which `nox -s verify` holds every report to. "
+                      "Every field of a run's `report.json`, from its JSON Schema, "
+                      f"`reports/document/report.schema.json` (`{schema['properties']['schema']['const']}`), "
+                      "which `nox -s verify` holds every report to. "
                       "Fields are listed in the schema's order; *required* fields are in every report.", "",
                       body])
 
