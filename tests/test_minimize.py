@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from engine.judging.minimize import _value_costs, minimize, value_cost
+from engine.judging.minimize import _value_costs, minimize, simpler, value_cost
 from generators import Case
 
 FLOATS = np.array([np.nan, -np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 2.5, 1e-40, -1e-40, 5e-324, 1e300, -3.0])
@@ -56,3 +56,10 @@ def test_an_empty_input_shrinks_its_axes_too() -> None:
     found = np.zeros((3, 66460, 0), np.float32)
     simplest = minimize(Case(13, found, {"axis": 2}), lambda case: case.data.size == 0 and case.data.ndim >= 2)
     assert simplest.data.shape in {(1, 0), (0, 1)}, simplest.data.shape
+
+
+def test_rank_0_inputs_of_one_type_compare() -> None:
+    """Two rank-0 inputs of a type wider than a byte: the same bytes are as simple as each other
+    (the comparison viewed them as bytes, which numpy refuses for rank 0), other values by cost."""
+    assert not simpler(Case(11, np.array(1.0, np.float32), {}), Case(11, np.array(1.0, np.float32), {}))
+    assert simpler(Case(11, np.array(1.0, np.float32), {}), Case(11, np.array(np.inf, np.float32), {}))

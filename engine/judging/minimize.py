@@ -64,7 +64,7 @@ def simpler(a: Case, b: Case) -> bool:
     extents = [(case.data.size, case.data.ndim, sum(case.data.shape)) for case in (a, b)]
     if extents[0] != extents[1]:
         return extents[0] < extents[1]
-    if a.data.dtype != b.data.dtype or not np.array_equal(a.data.view(np.uint8), b.data.view(np.uint8)):
+    if a.data.dtype != b.data.dtype or a.data.tobytes() != b.data.tobytes():
         return _value_costs(a) < _value_costs(b)
     return len(a.attributes) < len(b.attributes)
 
