@@ -236,8 +236,10 @@ def test_a_runtime_wrong_at_random_reports_flakes_with_both_answers(tmp_path: Pa
     for card in flakes:
         ce = card["counterexample"]
         assert ce["reproduction"] == FLAKY and ce["again"] != ce["actual"] and ce["again"]["values"]
-    compared = baseline.compare(document, "empty", set())
+    compared = baseline.compare(document, "empty", {})
     assert compared["flaky"] and set(compared["flaky"]) <= set(compared["new"])
+    assert {cause["status"] for cause in compared["causes"]} <= {"new", "flaky"}
+    assert any(line.startswith("  new failure, a flake") for line in baseline.lines(compared))
     assert "Flaky: asked again" in render_report(document)
 
 
