@@ -146,11 +146,13 @@ def test_the_suite_finds_openvinos_known_bugs() -> None:
 
 @pytest.mark.e2e
 def test_the_suite_finds_openvinos_packed_only_bug() -> None:
-    """The bug above, found by the suite itself and reported as packed-only: a quick ArgMin-12
-    float run (seed 1) finds index-range failures that a one-node model does not show, and records
-    the packed model they fail in, shrunk to the two nodes the bug needs."""
+    """The bug above, found by the suite itself and reported as packed-only: a standard ArgMin-12
+    float run (seed 1, its cases drawn within schedules) finds index-range failures that a one-node
+    model does not show, and records the packed model they fail in, shrunk to the two nodes the bug
+    needs. (The quick profile's schedule of 12 signatures missed it at seeds 1 to 4, where its free
+    draw finds it at seed 1: docs/explanation/compiles.md.)"""
     profiles.register()
-    settings = validate({"impl": "openvino", "profile": "quick", "seed": "1", "versions": "12", "dtypes": "float"})
+    settings = validate({"impl": "openvino", "profile": "standard", "seed": "1", "versions": "12", "dtypes": "float"})
     packed = [r for r in run_all(settings).results if r.outcome == "fail" and r.packed]
     assert packed and {r.clause for r in packed} >= {"C4"} and {r.form for r in packed} == {"symbolic"}
     packs = [r.counterexample.pack for r in packed if r.counterexample]
