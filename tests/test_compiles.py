@@ -19,7 +19,7 @@ from engine.config.plan import Task
 from engine.contract.forms import SYMBOLIC
 from engine.judging.run import run_all, run_task
 from engine.judging.run import test_cases as cases_of
-from engine.judging.session import Nonconformance, Session
+from engine.judging.session import Session
 from generators.quotas import CENSUS_QUOTA
 from results import RawRun
 from results.verdict import CONFORMANT, standings
@@ -196,29 +196,3 @@ def test_only_runtimes_that_keep_compiled_models_get_a_folder(impl: str, tmp_pat
     settings = validate({"impl": impl, "compile_cache": str(tmp_path)})
     assert compile_cache_folder(settings) is None
     assert compile_cache_folder(validate({"impl": "openvino", "compile_cache": "off"})) is None
-
-
-def test_a_failure_minimized_in_one_form_is_not_minimized_again_in_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
-    """minus_one_sentinel fails C4 in every form: minimized in the symbolic form, its smallest case
-    is asked first in the static and initializer forms, where it fails the same way and is taken
-    as it is (every candidate the minimizer asks there would be a compile)."""
-    import engine.judging.session as session_module
-
-    minimized: list = []
-    real = session_module.minimize
-    monkeypatch.setattr(session_module, "minimize", lambda case, fails: minimized.append(case) or real(case, fails))
-    settings = validate({"impl": "model:tests/impls/model_zoo.py:minus_one_sentinel", "profile": "quick",
-                         "seed": "3", "versions": "13", "dtypes": "uint8", "isolation": "none"})
-    session = Session(settings)
-    found = {}
-    try:
-        for form in settings.forms:
-            with pytest.raises(Nonconformance):
-                run_task(session, Task("property", 13, "uint8", form=form), f"property[{form}]")
-            results, *_ = session.take_new()
-            found[form] = [r for r in results if r.clause == "C4" and r.counterexample]
-    finally:
-        session.close()
-    assert len(minimized) == 1, "minimized once, in the first form"
-    shown = {form: [r.counterexample.input.values for r in results] for form, results in found.items()}
-    assert all(shown[form] and shown[form][-1] == shown["symbolic"][-1] for form in settings.forms), shown

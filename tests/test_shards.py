@@ -18,7 +18,7 @@ from engine.config import shards
 from engine.config.options import validate
 from reports import aggregate, write_reports
 from reports.folders import baseline
-from reports.folders.verify import CannotVerify, verify
+from reports.folders.verify import CannotVerify, counted, verify
 from results import load, save
 from tests.report_fixtures.runs import failing_run, passing_run
 
@@ -173,8 +173,7 @@ def test_verify_reruns_a_merged_report_by_shard_and_a_shard_as_itself(two_bugs: 
     report's results of its tests; a shard's own report is rerun as that shard."""
     by_shard = {check.name: check for check in verify(two_bugs["merged"], rerun=True, say=str, shard="2/2")}
     assert by_shard["rerun"].ok, by_shard["rerun"].message
-    part = len(load(two_bugs["2"]).results)
-    assert f"({part} cases)" in by_shard["rerun"].message
+    assert f"({counted(load(two_bugs['2']).results)})" in by_shard["rerun"].message
     itself = {check.name: check for check in verify(two_bugs["1"], rerun=True, say=str)}
     assert itself["rerun"].ok, itself["rerun"].message
     with pytest.raises(CannotVerify, match="the report is shard 1/2 itself"):

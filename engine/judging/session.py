@@ -32,7 +32,7 @@ from engine.asking.packing import TWIN_FORMS, lighter, smallest, within
 from engine.config.options import Settings, implementation
 from engine.contract.adapters import Schedule
 from engine.judging.judge import NONDETERMINISTIC, Failure, Judgement, answer, judge, prepare
-from engine.judging.minimize import minimize, simpler
+from engine.judging.minimize import minimize
 from engine.judging.reproduce import Failed, Reproducer
 from generators import Case
 from generators.schedule import Entry
@@ -121,7 +121,6 @@ class Session:
         self._usage_taken = (0, 0, 0, 0.0, 0)
         self.suite: str | None = None  # the suite of the current test
         self.schedule: Schedule | None = None  # the signatures of the current test's schedule (``begin``)
-        self._minimal: dict[tuple, Case] = {}  # each failure's minimized case, by version and failure key
         # Judging work done while a worker process answers (check_all); in-process, nothing waits.
         self._ahead = ThreadPoolExecutor(1, "argmin-judge-ahead") if self.runner.isolation == "process" else None
         # Where each failure reproduces: asked again in fresh worker processes (engine.judging.reproduce),
@@ -574,14 +573,7 @@ class Session:
                 return True
             return False
 
-        # The same failure minimized before in this process (in an earlier model form, say) is
-        # asked first: where it fails here too, it is this failure's smallest case as well. In a
-        # form that compiles a model per input, every candidate the minimizer asks is a compile.
-        known = self._minimal.get((judgement.case.version, *key))
-        if known is not None and simpler(known, judgement.case) and fails(known):
-            simplest = known
-        else:
-            simplest = self._minimal[(judgement.case.version, *key)] = minimize(judgement.case, fails)
+        simplest = minimize(judgement.case, fails)
         return self.state.settled[simplest.key()] if simplest is not judgement.case else judgement
 
     def _remember(self, key: Key, judgement: Judgement) -> None:
