@@ -23,6 +23,7 @@ from engine.judging.session import Session
 from generators.quotas import CENSUS_QUOTA
 from results import RawRun
 from results.verdict import CONFORMANT, standings
+from tests.suite_runs import suite_session
 from tests.test_generators import sample
 from zoo.correct import numpy_argmin
 
@@ -196,3 +197,32 @@ def test_only_runtimes_that_keep_compiled_models_get_a_folder(impl: str, tmp_pat
     settings = validate({"impl": impl, "compile_cache": str(tmp_path)})
     assert compile_cache_folder(settings) is None
     assert compile_cache_folder(validate({"impl": "openvino", "compile_cache": "off"})) is None
+
+
+def _minimized_cards(impl: str, folder: Path, compile_key: str) -> tuple[list[tuple], int]:
+    """Each property failure's form, clause and simplest input, and the models compiled."""
+    chosen = validate({"impl": impl, "versions": "13", "dtypes": "float", "profile": "quick", "seed": "7",
+                       "isolation": "none", "forms": "symbolic,static,initializer", "schedule": "on",
+                       "compile_key": compile_key, "report_dir": str(folder)})
+    session, _ = suite_session(chosen, "property")
+    return sorted((r.form, r.clause, tuple(r.counterexample.input.shape),
+                   tuple(r.counterexample.input.values), tuple(sorted(r.counterexample.attributes.items())))
+                  for r in session.results if r.counterexample is not None and r.counterexample.minimized), \
+        session.compiles
+
+
+def test_a_failure_of_a_quota_form_is_minimized_in_the_symbolic_form_first(tmp_path: Path) -> None:
+    """For a runtime that compiles per node, each candidate of the initializer form is a compile,
+    where one symbolic node serves every shape of its signature: the failure is minimized there,
+    and its simplest input is the card once the test's own form fails on it too. The same cards
+    as minimizing in each form, for fewer models; a bug the symbolic form does not show (one-node
+    static models only) is minimized in its own form."""
+    everywhere = "model:tests/impls/model_packing.py:off_by_one"
+    scouted, compiled = _minimized_cards(everywhere, tmp_path / "node", "node")
+    alone, compiled_alone = _minimized_cards(everywhere, tmp_path / "model", "model")  # no scout for this key
+    assert {form for form, *_ in scouted} == {"symbolic", "static", "initializer"}
+    assert scouted == alone and compiled < 0.7 * compiled_alone, (compiled, compiled_alone)
+    static_only = "model:tests/impls/model_packing.py:wrong_alone"
+    cards, _ = _minimized_cards(static_only, tmp_path / "static", "node")
+    assert cards and {form for form, *_ in cards} == {"static"}
+    assert cards == _minimized_cards(static_only, tmp_path / "static-model", "model")[0]

@@ -31,6 +31,7 @@ from engine.asking.loader import UsageError
 from engine.asking.packing import TWIN_FORMS, lighter, smallest, within
 from engine.config.options import Settings, implementation
 from engine.contract.adapters import Schedule
+from engine.contract.forms import SYMBOLIC
 from engine.judging.judge import NONDETERMINISTIC, Failure, Judgement, answer, judge, prepare
 from engine.judging.minimize import minimize
 from engine.judging.reproduce import Failed, Reproducer
@@ -583,8 +584,29 @@ class Session:
                 return True
             return False
 
-        simplest = minimize(judgement.case, fails)
+        simplest = self._scouted(judgement, key, fails) or minimize(judgement.case, fails)
         return self.state.settled[simplest.key()] if simplest is not judgement.case else judgement
+
+    def _scouted(self, judgement: Judgement, key: Key, fails: Callable[[Case], bool]) -> Case | None:
+        """For a runtime that compiles per node, a failure of the static or initializer form is
+        minimized in the symbolic form first, where one compiled node serves every shape of its
+        signature (in the initializer form each candidate is a compile of its own): the simplest
+        case found there, once the test's own form fails on it the same way (``fails``). None where
+        the symbolic form does not show the failure, or the test's form passes its simplest case:
+        the failure is then minimized in its own form. The symbolic answers are judged as they came."""
+        if self.form == SYMBOLIC or self.settings.compile_key != "node" or SYMBOLIC not in (self.settings.forms or ()):
+            return None
+        suite = judgement.result.suite
+
+        def fails_symbolic(candidate: Case) -> bool:
+            reply = self.call_many([(candidate.data, candidate.version, candidate.attributes, SYMBOLIC)])[0]
+            judged = self._judged_as_answered(candidate, suite, reply)
+            return reply.status not in FAULTS and any(key_of(judged, f) == key for f in judged.failures)
+
+        if not fails_symbolic(judgement.case):
+            return None
+        simplest = minimize(judgement.case, fails_symbolic)
+        return simplest if simplest is not judgement.case and fails(simplest) else None
 
     def _remember(self, key: Key, judgement: Judgement) -> None:
         """Keep a failing input for the "also fails on" list (a few per failure key)."""

@@ -6,6 +6,7 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
   elements, packed or not: the crash must be pinned on that one case;
 - ``wrong_fourth_node``: the node at position 3 of a model of more than 3 nodes answers the
   index after the right one (wrong at ArgMin-13, which decides ties): a bug only packed models show;
+- ``off_by_one``: every node of every model answers the index after the right one;
 - ``wrong_alone``: a one-node model with a static input answers the index after the right one:
   a bug only one-node models show (packed, or symbolic, it is right);
 - ``hang_on_three``: like crash_on_three, but it sleeps instead of dying;
@@ -132,7 +133,13 @@ def _nan_shifted(position: int, nodes: int, datas: list[np.ndarray], outputs: li
         _next_index(outputs, position)
 
 
+def _every_node(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+                attributes: list[dict]) -> None:
+    _next_index(outputs, position)
+
+
 correct = _runtime(lambda *_: None)
+off_by_one = _runtime(_every_node)
 crash_on_three = _runtime(_crash)
 hang_on_three = _runtime(_hang)
 abort_on_nan = _runtime(_abort_on_nan)
