@@ -639,7 +639,7 @@ class Runner:
         for ran, answered in sorted(models.values(), key=lambda m: not (m[0].packed and m[0].packed.dummies)):
             before = self.history.add(ran, sum(calls[index][0].size for index in answered))
             for index in answered:
-                replies[index].before = before
+                replies[index] = replace(replies[index], before=before)
 
     def call(self, data: np.ndarray, version: int, attributes: Mapping[str, int], form: str | None = None) -> Reply:
         """One call; ``form``: the model form for model-based implementations (engine.contract.forms)."""
@@ -687,9 +687,8 @@ class Runner:
         layouts = Layouts(calls)
         for at, (index, answered) in enumerate(zip(unit, outcomes, strict=True)):
             spent = worker.models_of(self._fn)
-            *delivered, layout, position = protocol.detached(answered.reply, answered.nodes, answered.split,
-                                                           spent - self._spent, answered.layout, answered.position)
-            replies[index] = Reply(*delivered, pack=layouts.packed(layout, position, unit, at))
+            reply = protocol.detached(protocol.charged(answered, spent - self._spent))
+            replies[index] = replace(reply, pack=layouts.packed(reply.layout, reply.position, unit, at))
             self._spent = spent
         self._ran(calls, unit, replies)
         if not exact:
@@ -741,10 +740,11 @@ class Runner:
                 # A pack may compile and bisect before it answers: it has the run's full timeout.
                 reply = self._reply(current, start, self.timeout if len(unit) == 1 else self.limit, left,
                                     functools.partial(layouts.packed, unit=unit, at=position))
-                reply.nodes = min(reply.nodes, MAX_NODES)  # what the worker says, within what a model holds
+                if reply.nodes > MAX_NODES:  # what the worker says, within what a model holds
+                    reply = replace(reply, nodes=MAX_NODES)
                 start = time.perf_counter()
                 if exact and reply.status in FAULTS:  # the model as recorded, or nothing: never halved
-                    replies.update((rest, replace(reply)) for rest in unit[position:])
+                    replies.update((rest, reply) for rest in unit[position:])
                     units.popleft()
                     return
                 if reply.status in FAULTS and reply.nodes > 1 and left > 1:
@@ -754,9 +754,10 @@ class Runner:
                     units.extendleft([unit[half:], unit[position:half]])
                     self.planner.adapt(calls, unit, True)
                     return
+                if reply.status in FAULTS:
+                    reply = replace(reply, nodes=1)  # pinned on this call
                 replies[index] = reply
                 if reply.status in FAULTS:
-                    reply.nodes = 1  # pinned on this call
                     units.popleft()
                     if unit[position + 1:]:
                         units.appendleft(unit[position + 1:])
@@ -818,8 +819,8 @@ class Runner:
             death = _death(current.stop())
             return Reply(CRASH, None, f"{exhausted} ({death})" if exhausted else death, elapsed, nodes=nodes)
         try:
-            *delivered, layout, position = protocol.decode(reply)
-            outcome = Reply(*delivered, pack=packed(layout, position))
+            outcome = protocol.decode(reply)
+            outcome = replace(outcome, pack=packed(outcome.layout, outcome.position))
         except protocol.Malformed as exc:  # the implementation wrote to the pipe itself
             current.kill()
             self._worker = None
