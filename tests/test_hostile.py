@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import spec
-from engine.asking import isolation, protocol, sandbox
+from engine.asking import arena, protocol, sandbox, worker_process
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.judging.judge import judge
@@ -222,21 +222,21 @@ def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path, mar
 
 
 @pytest.fixture
-def made(monkeypatch: pytest.MonkeyPatch) -> list[isolation._Arena]:
+def made(monkeypatch: pytest.MonkeyPatch) -> list[arena.Arena]:
     """The shared-memory arenas the Runners of a test create (other runs on the machine make theirs)."""
-    arenas: list[isolation._Arena] = []
+    arenas: list[arena.Arena] = []
 
-    class Recorded(isolation._Arena):
+    class Recorded(arena.Arena):
         def __init__(self) -> None:
             super().__init__()
             arenas.append(self)
 
-    monkeypatch.setattr(isolation, "_Arena", Recorded)
+    monkeypatch.setattr(worker_process, "Arena", Recorded)
     return arenas
 
 
 @SANDBOXED
-def test_a_worker_that_kills_its_parent_is_reported_truthfully(made: list[isolation._Arena]) -> None:
+def test_a_worker_that_kills_its_parent_is_reported_truthfully(made: list[arena.Arena]) -> None:
     """With a forkserver, killing it made the exit status unreadable (reported as 255) and left
     the 32 MiB arena in /dev/shm. In the sandbox its parent is the sandbox's first process,
     which survives the signal and reports the status."""
@@ -261,7 +261,7 @@ def test_a_run_reads_the_exit_status_of_a_worker_that_kills_its_parent(tmp_path:
 
 
 @pytest.mark.parametrize("mode", ["auto", "off"])
-def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._Arena],
+def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[arena.Arena],
                                                           monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     """Sandboxed, a worker's scratch is the sandbox's own tmpfs: no folder on the host at all."""
     scratch: list[str] = []
@@ -274,12 +274,12 @@ def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._
     def refuse(*args: object, **options: object) -> None:
         raise OSError("no process")
 
-    monkeypatch.setattr(isolation.tempfile, "mkdtemp", recorded)
-    monkeypatch.setattr(isolation.subprocess, "Popen", refuse)
+    monkeypatch.setattr(worker_process.tempfile, "mkdtemp", recorded)
+    monkeypatch.setattr(worker_process.subprocess, "Popen", refuse)
     with pytest.raises(OSError, match="no process"):
         Runner(f"{HOSTILE}:leak", sandbox_mode=mode)
     assert len(made) == 1 and made[0].view is None and made[0].descriptor is None
-    sandboxed = isolation.sandbox.choose(mode).mechanism is not None
+    sandboxed = sandbox.choose(mode).mechanism is not None
     assert len(scratch) == (0 if sandboxed else 1) and not any(Path(folder).exists() for folder in scratch)
 
 

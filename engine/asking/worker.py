@@ -63,7 +63,7 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
 DEFAULT_MEMORY_LIMIT = 4 << 30  # resident bytes a worker may hold: a leak stops long before the machine does
-# The peak (here) and the limits of a worker's control group (engine.asking.isolation) are looked at after
+# The peak (here) and the limits of a worker's control group (engine.asking.worker_process) are looked at after
 # every call this long or longer, and at least this often: a shorter call cannot touch enough memory
 # (about 10 MB per ms) or start enough processes to matter on its own, and neither count falls.
 LOOK_AFTER_SECONDS = 1e-3
@@ -282,15 +282,11 @@ def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, a
         yield replace(call(fn, data, version, attrs, form), split=True)
 
 
-# Inputs at least this large travel through a memory area the worker shares with the process that
-# owns the run (see isolation._Arena), instead of through the pipe: a pipe holds 64 KiB, so a
-# large input would cost a dozen wake-ups of both processes, and pickling copies it twice.
-SHARED_MIN_BYTES = 32 << 10
-
-
 def _shared(arena: mmap.mmap | None, item: Any) -> Any:
     """A call's input: a private, writable copy, as ``Runner`` gives in-process (unpickled small
-    arrays are read-only views of the request's bytes, and a verdict must not depend on the mode)."""
+    arrays are read-only views of the request's bytes, and a verdict must not depend on the mode);
+    a large one read from the memory the process that owns the run shares with this worker
+    (engine.asking.arena), where it was sent as its place, dtype and shape."""
     if isinstance(item, tuple):
         offset, dtype, shape = item
         count = math.prod(shape)
@@ -333,7 +329,7 @@ def compile_cache_at(folder: Path | str | None) -> Iterator[None]:
 
 
 def main(argv: list[str]) -> None:
-    """The worker process's entry (``python -c BOOT ...``, see isolation._Worker): ``argv`` holds
+    """The worker process's entry (``python -c BOOT ...``, see engine.asking.worker_process): ``argv`` holds
     the inherited descriptors of its connection to the parent and of the shared memory, then
     the settings as JSON. It tells the parent it is up (one byte, before any of the
     implementation's code runs: its credentials say which process this is, seen from the
