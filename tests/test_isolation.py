@@ -18,7 +18,7 @@ from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.config.options import validate
-from engine.judging.session import FAULTS_PER_TEST
+from engine.judging.bookkeeping import FAULTS_PER_TEST
 from results.outcomes import UNASKED
 from tests.suite_runs import suite_session
 

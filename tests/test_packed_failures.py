@@ -25,8 +25,9 @@ from engine.asking import protocol, worker
 from engine.asking.calls import Node, Packed, Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import portable
-from engine.asking.packing import ASKS, LIGHTER_ASKS, Layouts, lighter, smallest
+from engine.asking.packing import Layouts
 from engine.config.options import run_info
+from engine.judging.pack_search import ASKS, LIGHTER_ASKS, lighter, smallest
 from engine.judging.run import run_all
 from reports.document import replay
 from reports.document.aggregate import aggregate
