@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import engine.judging.ahead  # noqa: E402
 import engine.judging.census  # noqa: E402
 import engine.judging.judge  # noqa: E402
 import engine.judging.session  # noqa: E402
@@ -112,7 +113,8 @@ class Stopwatch:
 # (owner, attribute, stage): the names the engine calls, wrapped where they are looked up.
 _WRAPPED = (
     (Session, "check_all", "other"), (Session, "check", "other"), (Session, "found", "other"),
-    (engine.judging.session, "twin", "generate"), (engine.judging.session, "judge", "judge"),
+    (engine.judging.session, "twin", "generate"), (engine.judging.ahead, "twin", "generate"),
+    (engine.judging.session, "judge", "judge"),
     *((engine.judging.judge, name, "oracle") for name in ("expect", "read", "verify", "violations")),
     *((engine.judging.census, name, "oracle") for name in ("argmin", "order_keys")),
     *((engine.judging.judge, name, "record") for name in ("input_digest", "answer_digest", "to_tensor")),
@@ -192,7 +194,7 @@ def measure(impl: str, values: dict[str, str]) -> tuple[int, dict[str, float]]:
     with tempfile.TemporaryDirectory() as out:
         session = Session(settings, stream=stream.Writer(Path(out), "main"))
         session.runner.load()
-        session._census_worker()  # the census's second worker, started ahead: start-up is paid per run, not per case
+        session.second.runner()  # the census's second worker, started ahead: start-up is paid per run, not per case
         with instrumented(Stopwatch()) as stopwatch:
             for suite in SUITES:
                 for task in plan(settings, suite):

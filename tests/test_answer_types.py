@@ -90,7 +90,7 @@ def _judged(data: np.ndarray, attributes: dict[str, int], answer: object, model:
         reply = detached(call(fn, data, 13, attributes, form=SYMBOLIC))
     else:
         reply = detached(call(lambda _data, **_: answer, data, 13, attributes))
-    status, value, _, _, by_value, *_ = reply
+    status, value, by_value = reply.status, reply.value, reply.by_value
     assert status == "ok", reply
     vspec = spec.load(13)
     return [(v.clause.id, v.problem) for v in violations(vspec, expect(vspec, data, attributes), data, value,

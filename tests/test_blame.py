@@ -29,7 +29,7 @@ MATRIX = np.array([[4, 1, 5], [2, 6, 0]], np.float32)
 def _judged(fn, version: int, data: np.ndarray, attributes: Mapping[str, int]):
     """The engine's judgement of ``fn`` on one valid input, re-asks going to ``fn`` too."""
     def ask(data: np.ndarray, attributes: Mapping[str, int]) -> Reply:
-        return Reply(*worker.call(fn, data, version, attributes))
+        return worker.call(fn, data, version, attributes)
 
     return judge(spec.load(version), Case(version, data, attributes), ask(data, attributes), "property", ask)
 
@@ -50,11 +50,11 @@ def test_a_passing_variant_is_asked_twice() -> None:
     """The original answer reproduced (wrong, one other call in between), the variant passed once:
     asked again, the variant is answered wrongly, so nothing moves the blame."""
     plugin_flaky._ASKED.clear()
-    first = Reply(*worker.call(plugin_flaky.every_other_call, MATRIX, 13, {}))
+    first = worker.call(plugin_flaky.every_other_call, MATRIX, 13, {})
     worker.call(plugin_flaky.every_other_call, MATRIX, 13, {})
     failure, = judge(spec.load(13), Case(13, MATRIX, {}), first, "property",
-                     lambda data, attributes: Reply(*worker.call(plugin_flaky.every_other_call, data, 13,
-                                                                 attributes))).failures
+                     lambda data, attributes: worker.call(plugin_flaky.every_other_call, data, 13,
+                                                          attributes)).failures
     assert (failure.clause, failure.problem) == ("C5", "nondeterministic")
     assert "the same input with {'axis': 0, 'keepdims': 1, 'select_last_index': 0} was answered" in failure.message
 

@@ -156,7 +156,7 @@ def _never(data: np.ndarray, attributes: dict) -> Reply:
 def _judge(case: Case, again=_never) -> Judgement:
     outcome = worker.call(lambda data, **_: np.zeros((20000, 20000), np.int64), case.data, case.version,
                           case.attributes)
-    return judge(spec.load(case.version), case, Reply(*outcome), "property", again)
+    return judge(spec.load(case.version), case, outcome, "property", again)
 
 
 def test_on_a_valid_input_an_oversize_answer_fails_the_output_shape_clause() -> None:
@@ -182,7 +182,7 @@ def test_on_an_undefined_input_an_oversize_answer_is_observed_as_returned(data, 
 
     def again(data: np.ndarray, attributes: dict) -> Reply:  # the census asks once more: same answer
         asked.append(attributes)
-        return Reply(*worker.call(lambda data, **_: np.zeros((20000, 20000), np.int64), data, 13, attributes))
+        return worker.call(lambda data, **_: np.zeros((20000, 20000), np.int64), data, 13, attributes)
 
     judgement = _judge(Case(13, data, attributes), again)
     record, = judgement.census

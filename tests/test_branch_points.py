@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 20
 # engine/'s functions over the limit when reports/ was brought under it, with their counts then.
 ENGINE_OVER = {"engine/asking/protocol.py:decode": 30, "engine/config/options.py:validate": 25,
-               "engine/judging/session.py:Session._prefetch": 24, "engine/asking/isolation.py:_Worker._spawn": 22,
+               "engine/asking/worker_process.py:WorkerProcess._spawn": 22,
                "engine/judging/reproduce.py:Reproducer.reproduce": 21}
 
 _FORKS = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.With, ast.AsyncWith,

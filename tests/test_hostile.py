@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import ml_dtypes
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 import spec
-from engine.asking import isolation, protocol, sandbox
+from engine.asking import arena, protocol, sandbox, worker_process
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.judging.judge import judge
@@ -85,9 +86,9 @@ def test_a_python_int_too_long_to_print_is_a_recorded_c2_failure(tmp_path: Path)
 
 
 def test_malformed_replies_are_refused_not_read() -> None:
-    good = protocol.encode(("ok", np.array([[1]], dtype=np.int64), None, 0.001, False, None))
-    status, value, *_ = protocol.decode(good)
-    assert (status, value.tolist()) == ("ok", [[1]])
+    good = protocol.encode(Reply("ok", np.array([[1]], dtype=np.int64), None, 0.001, False, None))
+    read = protocol.decode(good)
+    assert (read.status, read.value.tolist()) == ("ok", [[1]])
     object_dtype = good.replace(b"<i8|int64", b"|O|object")
     for forged in [good[:-1], good + b"x", b"\xff" + good[1:], object_dtype + b"\x1fmore", b""]:
         with pytest.raises(protocol.Malformed):
@@ -99,24 +100,23 @@ def test_malformed_replies_are_refused_not_read() -> None:
                                    np.array(["opset=13"])], ids=lambda v: str(v.dtype))
 def test_in_process_answers_are_the_data_a_worker_would_send(value: np.ndarray) -> None:
     """--isolation none skips the bytes (protocol.detached), not what they carry."""
-    outcome = ("ok", value, None, 0.001, True, None)
+    outcome = Reply("ok", value, None, 0.001, True, None)
     sent, kept = protocol.decode(protocol.encode(outcome)), protocol.detached(outcome)
-    assert sent[1].dtype == kept[1].dtype and sent[1].shape == kept[1].shape
-    assert sent[1].tolist() == kept[1].tolist() and sent[2:] == kept[2:]
-    assert kept[1] is not value and kept[1].flags.writeable
+    assert sent.value.dtype == kept.value.dtype and sent.value.shape == kept.value.shape
+    assert sent.value.tolist() == kept.value.tolist() and replace(sent, value=None) == replace(kept, value=None)
+    assert kept.value is not value and kept.value.flags.writeable
 
 
 def test_records_with_an_object_field_cross_as_objects() -> None:
     record = np.array([(1, "a")], dtype=[("x", "i8"), ("y", "O")])
-    _, value, *_ = protocol.decode(protocol.encode(("ok", record, None, 0.0, False, None)))
+    value = protocol.decode(protocol.encode(Reply("ok", record, None, 0.0, False, None))).value
     assert value.dtype == object and value.shape == (1,) and "'a'" in value[0]
 
 
 def test_an_object_answer_of_millions_of_elements_crosses_as_a_bounded_description() -> None:
     many = np.empty(3_000_000, dtype=object)
     many.fill("x" * 1000)
-    *delivered, _, _ = protocol.decode(protocol.encode(("ok", many, None, 0.0, True, None)))  # no packed model
-    reply = Reply(*delivered)
+    reply = protocol.decode(protocol.encode(Reply("ok", many, None, 0.0, True, None)))  # no packed model
     assert reply.value.shape == (3_000_000,) and reply.value[0] == "'" + "x" * 78 + "…"
     assert reply.value[protocol.OBJECT_TEXTS] == "…"
 
@@ -222,21 +222,21 @@ def test_a_pipe_reader_is_not_kept_waiting_by_a_forked_child(tmp_path: Path, mar
 
 
 @pytest.fixture
-def made(monkeypatch: pytest.MonkeyPatch) -> list[isolation._Arena]:
+def made(monkeypatch: pytest.MonkeyPatch) -> list[arena.Arena]:
     """The shared-memory arenas the Runners of a test create (other runs on the machine make theirs)."""
-    arenas: list[isolation._Arena] = []
+    arenas: list[arena.Arena] = []
 
-    class Recorded(isolation._Arena):
+    class Recorded(arena.Arena):
         def __init__(self) -> None:
             super().__init__()
             arenas.append(self)
 
-    monkeypatch.setattr(isolation, "_Arena", Recorded)
+    monkeypatch.setattr(worker_process, "Arena", Recorded)
     return arenas
 
 
 @SANDBOXED
-def test_a_worker_that_kills_its_parent_is_reported_truthfully(made: list[isolation._Arena]) -> None:
+def test_a_worker_that_kills_its_parent_is_reported_truthfully(made: list[arena.Arena]) -> None:
     """With a forkserver, killing it made the exit status unreadable (reported as 255) and left
     the 32 MiB arena in /dev/shm. In the sandbox its parent is the sandbox's first process,
     which survives the signal and reports the status."""
@@ -261,7 +261,7 @@ def test_a_run_reads_the_exit_status_of_a_worker_that_kills_its_parent(tmp_path:
 
 
 @pytest.mark.parametrize("mode", ["auto", "off"])
-def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._Arena],
+def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[arena.Arena],
                                                           monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     """Sandboxed, a worker's scratch is the sandbox's own tmpfs: no folder on the host at all."""
     scratch: list[str] = []
@@ -274,12 +274,12 @@ def test_a_worker_that_never_starts_leaves_nothing_behind(made: list[isolation._
     def refuse(*args: object, **options: object) -> None:
         raise OSError("no process")
 
-    monkeypatch.setattr(isolation.tempfile, "mkdtemp", recorded)
-    monkeypatch.setattr(isolation.subprocess, "Popen", refuse)
+    monkeypatch.setattr(worker_process.tempfile, "mkdtemp", recorded)
+    monkeypatch.setattr(worker_process.subprocess, "Popen", refuse)
     with pytest.raises(OSError, match="no process"):
         Runner(f"{HOSTILE}:leak", sandbox_mode=mode)
     assert len(made) == 1 and made[0].view is None and made[0].descriptor is None
-    sandboxed = isolation.sandbox.choose(mode).mechanism is not None
+    sandboxed = sandbox.choose(mode).mechanism is not None
     assert len(scratch) == (0 if sandboxed else 1) and not any(Path(folder).exists() for folder in scratch)
 
 

@@ -98,12 +98,12 @@ def test_code_planted_in_a_module_never_runs_in_the_process_that_owns_the_run(tm
 # Runs the front door with an audit hook that lists the modules imported once a worker has started.
 AUDITED = """
 import sys
-from engine.asking import isolation
-late, started = [], isolation._Worker.__init__
+from engine.asking import worker_process
+late, started = [], worker_process.WorkerProcess.__init__
 def armed(self, *args, **options):
     started(self, *args, **options)
     sys.addaudithook(lambda event, details: late.append(details[0]) if event == "import" else None)
-isolation._Worker.__init__ = armed
+worker_process.WorkerProcess.__init__ = armed
 from suites.__main__ import main
 code = main(sys.argv[1:])
 print("LATE", sorted(set(late)))

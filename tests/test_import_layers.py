@@ -281,6 +281,6 @@ def test_a_worker_process_starts_without_loading_the_standard() -> None:
 
 def test_the_engine_finds_the_checkout_from_its_rooms() -> None:
     """A module one folder deeper than the engine's top: what it calls the checkout is the checkout."""
-    from engine.asking import isolation
+    from engine.asking import launch
 
-    assert Path(isolation._ROOT) == ROOT
+    assert Path(launch.ROOT) == ROOT

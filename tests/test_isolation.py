@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from benchmarks.bench_isolation import benchmark
-from engine.asking import isolation
+from engine.asking import pool
 from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.config.options import validate
-from engine.judging.session import FAULTS_PER_TEST
+from engine.judging.bookkeeping import FAULTS_PER_TEST
 from results.outcomes import UNASKED
 from tests.suite_runs import suite_session
 
@@ -139,15 +139,15 @@ def test_after_a_crash_the_next_worker_is_started_ahead() -> None:
     once the implementation has crashed, the next one loads while the current one works."""
     with Runner(FAULTY, timeout=TIMEOUT) as runner:
         assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
-        assert runner._spare is None  # nothing crashed: nothing started ahead
+        assert runner.pool.spare is None  # nothing crashed: nothing started ahead
         assert runner.call(code(EXIT), 13, {}).status == "crash"
         assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
-        spare = runner._spare
+        spare = runner.pool.spare
         assert spare is not None and spare.process.poll() is None
         assert runner.call(code(EXIT), 13, {}).status == "crash"
         assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
-        assert runner._worker is spare and runner.restarts == 2
-    assert spare.process.poll() is not None and runner._spare is None
+        assert runner.pool.current is spare and runner.restarts == 2
+    assert spare.process.poll() is not None and runner.pool.spare is None
 
 
 def test_a_worker_started_ahead_that_could_not_load_is_replaced() -> None:
@@ -172,7 +172,7 @@ def test_what_a_dead_worker_left_in_its_temporary_folder_is_removed() -> None:
     with Runner(f"{IMPLS / 'plugin_faulty.py'}:by_value", timeout=TIMEOUT) as runner:
         inside = Path(runner.call(code(LEAVE_TEMP), 13, {}).error.split(": ", 1)[1])
         if runner.sandbox.mechanism is not None:
-            assert inside.parent == Path("/tmp") and runner._worker.scratch is None and not inside.exists()
+            assert inside.parent == Path("/tmp") and runner.pool.current.scratch is None and not inside.exists()
 
 
 def test_hang_is_a_timeout_then_carry_on(process_runner: Runner) -> None:
@@ -243,7 +243,7 @@ def identity_runner() -> Iterator[Runner]:
 
 def test_bad_impl_is_a_usage_error_before_any_worker_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[object] = []
-    monkeypatch.setattr(isolation, "_Worker", lambda *args: started.append(args))
+    monkeypatch.setattr(pool, "WorkerProcess", lambda *args: started.append(args))
     with pytest.raises(UsageError, match="has no ':function' part"):
         Runner("foo")
     assert started == []
@@ -261,7 +261,7 @@ def test_bad_options_are_usage_errors(options: dict, problem: str) -> None:
 def test_close_ends_the_worker() -> None:
     runner = Runner(f"{GOOD}:argmin", isolation="process")
     assert_ok(runner.call(code(0), 13, {"axis": 1}), [[0]])
-    worker = runner._worker
+    worker = runner.pool.current
     assert worker is not None and worker.process.poll() is None and Path(f"/proc/{worker.pid}").exists()
     runner.close()
     assert worker.process.poll() is not None and not Path(f"/proc/{worker.pid}").exists()

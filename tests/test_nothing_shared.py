@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.asking import isolation, limits, output, sandbox
+from engine.asking import arena, launch, limits, output, sandbox
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError, check
 from reports.folders.verify import verify
@@ -60,17 +60,17 @@ def test_the_arena_cannot_be_resized_and_the_owner_lives_on(tmp_path: Path) -> N
 
 def test_an_unsealed_arena_is_what_the_attack_needs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The other side: without the seals, the same plug-in cuts the arena to nothing."""
-    monkeypatch.setattr(isolation, "_seal", lambda descriptor: None)
-    arena = isolation._Arena()
+    monkeypatch.setattr(arena, "_seal", lambda descriptor: None)
+    unsealed = arena.Arena()
     try:
-        copy = os.dup(arena.descriptor)
+        copy = os.dup(unsealed.descriptor)
         os.ftruncate(copy, 0)  # what the plug-in does, from the worker's side
         assert os.fstat(copy).st_size == 0
         os.close(copy)
     finally:
-        arena.close()
+        unsealed.close()
     monkeypatch.undo()
-    sealed = isolation._Arena()
+    sealed = arena.Arena()
     try:
         with pytest.raises(PermissionError):
             os.ftruncate(sealed.descriptor, 0)
@@ -268,7 +268,7 @@ def test_scratch_of_a_killed_run_is_swept_by_the_next(tmp_path: Path) -> None:
                              stdout=subprocess.PIPE, text=True)
     left = Path(child.communicate()[0].strip())
     assert left.is_dir()
-    isolation._sweep_scratch.cache_clear()
+    launch.sweep_scratch.cache_clear()
     with Runner("zoo.correct:numpy_argmin", sandbox_mode="off"):
         pass
     assert not left.exists()

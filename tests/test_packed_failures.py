@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -21,11 +22,12 @@ import pytest
 import spec
 from engine.adapters import models
 from engine.asking import protocol, worker
-from engine.asking.calls import Node, Packed
+from engine.asking.calls import Node, Packed, Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import portable
-from engine.asking.packing import ASKS, LIGHTER_ASKS, Layouts, lighter, smallest
+from engine.asking.packing import Layouts
 from engine.config.options import run_info
+from engine.judging.pack_search import ASKS, LIGHTER_ASKS, lighter, smallest
 from engine.judging.run import run_all
 from reports.document import replay
 from reports.document.aggregate import aggregate
@@ -44,16 +46,20 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 # --- the wire: a packed reply tells its model once ----------------------------------------------
 
 def test_a_reply_tells_its_packed_model_once_and_strictly() -> None:
-    outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
-    told = protocol.encode(outcome, 3, False, protocol.NONE, (2, -5, 0), 2)
-    same = protocol.encode(outcome, 3, False, protocol.NONE, worker.SAME, 1)
-    plain = protocol.encode(outcome, 3)
-    assert protocol.decode(told)[-2:] == ((2, -5, 0), 2) and protocol.decode(same)[-2:] == (worker.SAME, 1)
-    assert protocol.detached(outcome, 3, False, protocol.NONE, (2, -5, 0), 2)[-2:] == ((2, -5, 0), 2)
-    assert protocol.decode(plain)[-2:] == (None, 0)
+    outcome = Reply("ok", np.array([1], dtype=np.int64), None, 0.001, False, None, nodes=3)
+
+    def told_of(reply: Reply) -> tuple:
+        return reply.layout, reply.position
+
+    told = protocol.encode(replace(outcome, layout=(2, -5, 0), position=2))
+    same = protocol.encode(replace(outcome, layout=worker.SAME, position=1))
+    plain = protocol.encode(outcome)
+    assert told_of(protocol.decode(told)) == ((2, -5, 0), 2) and told_of(protocol.decode(same)) == (worker.SAME, 1)
+    assert told_of(protocol.detached(replace(outcome, layout=(2, -5, 0), position=2))) == ((2, -5, 0), 2)
+    assert told_of(protocol.decode(plain)) == (None, 0)
     assert len(told) == len(plain) + 6 and len(same) == len(plain), "two bytes per node, once per model"
-    one = protocol.encode(outcome, 1, False, protocol.NONE, (0,), 0)
-    assert protocol.decode(one)[-2:] == (None, 0), "one node: none"
+    one = protocol.encode(replace(outcome, nodes=1, layout=(0,), position=0))
+    assert told_of(protocol.decode(one)) == (None, 0), "one node: none"
     mode = protocol._HEADER.size - 3  # the layout's kind (B) and the node (H) end the header
     for offset, forged_bytes in ((mode, b"\3"), (mode + 1, b"\3\0")):  # no such kind; a node past the model's
         forged = bytearray(told)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -17,6 +18,7 @@ import pytest
 
 from engine.adapters import OnnxRuntimeArgMin
 from engine.asking import protocol
+from engine.asking.calls import Reply
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
 from engine.asking.packing import PACK_NODES, Planner
@@ -75,15 +77,20 @@ def test_a_packed_model_answers_as_its_one_node_models(form: str) -> None:
 
 
 def test_the_reply_header_carries_nodes_splits_and_model_costs_strictly() -> None:
-    outcome = ("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
+    outcome = Reply("ok", np.array([1], dtype=np.int64), None, 0.001, False, None)
     models = protocol.Models(2, 5, 0.25, 9)
-    assert protocol.decode(protocol.encode(outcome, 17, True, models))[6:12] == (17, True, 2, 5, 0.25, 9)
-    assert protocol.detached(outcome, 17, True, models)[6:12] == (17, True, 2, 5, 0.25, 9)
+    sent = protocol.charged(replace(outcome, nodes=17, split=True), models)
+
+    def header(reply: Reply) -> tuple:
+        return reply.nodes, reply.split, reply.compiles, reply.loaded, reply.model_seconds, reply.compiled_nodes
+
+    assert header(protocol.decode(protocol.encode(sent))) == (17, True, 2, 5, 0.25, 9)
+    assert header(protocol.detached(sent)) == (17, True, 2, 5, 0.25, 9)
     # nodes (H), split (B), compiled and loaded (I), seconds (d), nodes compiled (I), then the layout's kind (B)
     # and node (H)
     nodes = protocol._HEADER.size - 26
     for offset, forged_bytes in ((nodes, b"\0\0"), (nodes + 2, b"\2")):  # no model has no node; split is a flag
-        forged = bytearray(protocol.encode(outcome, 1))
+        forged = bytearray(protocol.encode(outcome))
         forged[offset:offset + len(forged_bytes)] = forged_bytes
         with pytest.raises(protocol.Malformed):
             protocol.decode(bytes(forged))

@@ -4,10 +4,13 @@ is told once, and whatever breaks the format is Malformed, never a traceback or 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from engine.asking import protocol
+from engine.asking.calls import Reply
 from engine.contract.adapters import SAME
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, TIMEOUT, UNSUPPORTED
 
@@ -23,23 +26,26 @@ from results.outcomes import CRASH, OK, OVERSIZE, RAISED, REPLY_STATUSES, TIMEOU
 ])
 def test_a_reply_reads_back_as_it_was_written_in_either_mode(reply: tuple) -> None:
     models = protocol.Models(2, 1, 0.5, 7)
-    crossed = protocol.decode(protocol.encode(reply, 3, True, models, (0, -1, 1), 2))
-    status, value, error, seconds, by_value, declared, nodes, split, compiled, loaded, spent, held, layout, position = \
-        crossed
-    assert (status, error, seconds, by_value, declared) == (reply[0], reply[2], reply[3], reply[4], reply[5])
-    assert (nodes, split, compiled, loaded, spent, held, layout, position) == (3, True, 2, 1, 0.5, 7, (0, -1, 1), 2)
+    sent = protocol.charged(Reply(*reply, nodes=3, split=True, layout=(0, -1, 1), position=2), models)
+    crossed = protocol.decode(protocol.encode(sent))
+    assert (crossed.status, crossed.error, crossed.seconds, crossed.by_value, crossed.declared) == \
+        (reply[0], reply[2], reply[3], reply[4], reply[5])
+    assert (crossed.nodes, crossed.split, crossed.compiles, crossed.loaded, crossed.model_seconds,
+            crossed.compiled_nodes, crossed.layout, crossed.position) == (3, True, 2, 1, 0.5, 7, (0, -1, 1), 2)
+    value = crossed.value
     assert (value is None) == (reply[1] is None)
     if value is not None:
         assert value.dtype == reply[1].dtype and np.array_equal(value, reply[1])
-    in_process = protocol.detached(reply, 3, True, models, (0, -1, 1), 2)
-    assert [repr(a) for a in in_process] == [repr(b) for b in crossed], "in-process calls read the same"
+    in_process = protocol.detached(sent)
+    assert repr(in_process) == repr(crossed), "in-process calls read the same"
 
 
 def test_a_layout_is_told_once_then_as_the_same() -> None:
-    reply = (OK, np.zeros(1, np.int64), None, 0.0, False, None)
-    assert protocol.decode(protocol.encode(reply, 2, False, protocol.NONE, SAME, 1))[-2:] == (SAME, 1)
-    assert protocol.decode(protocol.encode(reply, 1, False, protocol.NONE, (0,), 0))[-2:] == (None, 0), \
-        "a one-node model has no layout to tell"
+    reply = Reply(OK, np.zeros(1, np.int64), None, 0.0, False, None)
+    crossed = protocol.decode(protocol.encode(replace(reply, nodes=2, layout=SAME, position=1)))
+    assert (crossed.layout, crossed.position) == (SAME, 1)
+    crossed = protocol.decode(protocol.encode(replace(reply, nodes=1, layout=(0,), position=0)))
+    assert (crossed.layout, crossed.position) == (None, 0), "a one-node model has no layout to tell"
 
 
 def test_an_object_answer_crosses_as_bounded_descriptions_never_as_objects() -> None:
@@ -48,7 +54,8 @@ def test_an_object_answer_crosses_as_bounded_descriptions_never_as_objects() -> 
             raise RuntimeError("no")
 
     value = np.array([10 ** 40, Loud(), "x" * 500] * 200, dtype=object)
-    status, crossed, *_ = protocol.decode(protocol.encode((OK, value, None, 0.0, True, None)))
+    reply = protocol.decode(protocol.encode(Reply(OK, value, None, 0.0, True, None)))
+    status, crossed = reply.status, reply.value
     assert status == OK and crossed.dtype == object and crossed.shape == value.shape
     assert crossed[0] == repr(10 ** 40) and "unprintable" in crossed[1] and len(crossed[2]) <= 80
     assert crossed[protocol.OBJECT_TEXTS] == "…", "only the first OBJECT_TEXTS elements are described"
@@ -61,6 +68,6 @@ def test_an_object_answer_crosses_as_bounded_descriptions_never_as_objects() -> 
     lambda b: b"",
 ])
 def test_a_reply_off_the_format_is_malformed(forge) -> None:
-    written = protocol.encode((OK, np.arange(4, dtype=np.int64), None, 0.0, False, None))
+    written = protocol.encode(Reply(OK, np.arange(4, dtype=np.int64), None, 0.0, False, None))
     with pytest.raises(protocol.Malformed):
         protocol.decode(forge(written))

@@ -19,7 +19,6 @@ import pytest
 
 import spec
 from engine import runtimes
-from engine.asking.calls import Reply
 from engine.asking.loader import portable, resolve
 from engine.asking.worker import call
 from engine.judging.judge import judge
@@ -72,9 +71,9 @@ def _installed(impl: str) -> bool:
 def test_snippets_reach_the_suites_verdict(tmp_path: Path, impl: str, form: str | None, version: int,
                                           data: np.ndarray, attributes: dict[str, int]) -> None:
     vspec = spec.load(version)
-    reply = Reply(*call(resolve(impl), data, version, attributes, form))
+    reply = call(resolve(impl), data, version, attributes, form)
     judged = judge(vspec, Case(version, data, attributes), reply, "property",
-                   lambda d, a: Reply(*call(resolve(impl), d, version, a, form)))
+                   lambda d, a: call(resolve(impl), d, version, a, form))
     result = judged.result
     ce = judged.evidence(judged.failures[0]) if judged.failures else \
         Counterexample(to_tensor(data), attributes, None, None, "", "")
@@ -135,9 +134,9 @@ def _run_with_checkout(script: str, folder: Path) -> subprocess.CompletedProcess
 def test_replays_fail_on_the_bug_and_pass_on_a_correct_implementation(
         tmp_path: Path, module: str, entry: str, version: int, data: np.ndarray, attributes: dict) -> None:
     broken = f"zoo.{module}:{entry}"
-    judged = judge(spec.load(version), Case(version, data, attributes), Reply(*call(resolve(broken), data, version,
-                                                                                   attributes)),
-                   "property", lambda d, a: Reply(*call(resolve(broken), d, version, a)))
+    judged = judge(spec.load(version), Case(version, data, attributes),
+                   call(resolve(broken), data, version, attributes), "property",
+                   lambda d, a: call(resolve(broken), d, version, a))
     assert judged.failures, "the input must show the bug"
     result, ce = judged.result, judged.evidence(judged.failures[0])
     for impl, fails in ((broken, True), ("zoo.correct:numpy_argmin", False)):

@@ -5,7 +5,7 @@ the model form the case asks for (``engine.contract.forms``), and keeps what it 
 Each runtime's module imports the runtime only when its adapter is created, so importing this
 package costs onnx and nothing else."""
 
-from .compiled import Answer, Cache, Compiled, ModelArgMin
+from .compiled import Cache, Compiled, ModelArgMin
 from .models import INPUT, OUTPUT, Declared, argmin_model, element_type, form_key, form_model, inferred_shape
 from .run_backend import BackendArgMin
 from .run_model import ModelPluginArgMin
@@ -15,7 +15,7 @@ from .run_reference import ReferenceArgMin
 from .run_tract import TractArgMin, TractError
 
 __all__ = [
-    "INPUT", "OUTPUT", "Answer", "BackendArgMin", "Cache", "Compiled", "Declared", "ModelArgMin", "ModelPluginArgMin",
+    "INPUT", "OUTPUT", "BackendArgMin", "Cache", "Compiled", "Declared", "ModelArgMin", "ModelPluginArgMin",
     "OnnxRuntimeArgMin", "OnnxRuntimeError", "OpenVinoArgMin", "OpenVinoError", "ReferenceArgMin", "TractArgMin",
     "TractError", "argmin_model", "element_type", "form_key", "form_model", "from_onnxruntime", "inferred_shape",
     "providers",

@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 import onnx
 
-from engine.contract.adapters import Layout, NotPackable, Schedule
+from engine.contract.adapters import NotPackable, Schedule
 from engine.contract.forms import FORMS, INITIALIZER, STATIC, SYMBOLIC
+from engine.contract.replies import Reply
+from results.outcomes import OK
 
 from . import compile_cache
 from .models import Declared, form_key, form_model, pack_key, packed_model
@@ -43,17 +45,6 @@ class Compiled:
 
     run: Callable[..., Sequence[Any]]
     declared: Sequence[Declared] | None = None
-
-
-@dataclass(frozen=True)
-class Answer:
-    value: Any  # what the runtime returned
-    declared: Declared  # the output shape it declared for this model
-    nodes: int = 1  # the nodes of the model that answered
-    # A packed model's nodes (engine.asking.worker.Layout, counted in the inputs of ``answer_pack``) and
-    # this answer's node among them: what rebuilds the model a packed-only failure showed in.
-    layout: Layout | None = None
-    position: int = 0
 
 
 class Cache:
@@ -170,18 +161,19 @@ class ModelArgMin(ABC):
         except Exception as exc:
             raise self.translate(exc) from None
 
-    def answer(self, form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Answer:
-        """Run ``data`` through the one-node model of ``form`` (compiled once per form_key)."""
+    def answer(self, form: str, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> Reply:
+        """Run ``data`` through the one-node model of ``form`` (compiled once per form_key): the
+        reply holds what the runtime returned, which the worker reads (engine.asking.worker)."""
         data = np.asarray(data)
         build = lambda: self._compile(form_model(form, data, opset, attributes))  # noqa: E731
         # The initializer form compiles one model per input: nothing to reuse.
         compiled = build() if form == INITIALIZER else self._caches[form].get(
             form_key(form, data, opset, attributes), build)
         outputs = self._run(compiled, () if form == INITIALIZER else (self.feed(data),))
-        return Answer(outputs[0], compiled.declared[0] if compiled.declared else None)
+        return Reply(OK, outputs[0], declared=compiled.declared[0] if compiled.declared else None)
 
     def answer_pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
-                    attributes: Sequence[Mapping[str, int]], schedule: Schedule | None = None) -> list[Answer]:
+                    attributes: Sequence[Mapping[str, int]], schedule: Schedule | None = None) -> list[Reply]:
         """One answer per input, in order: in the symbolic form from signature models where they
         serve (``signatures``: with a ``schedule``, one model a rank of its signatures), the rest
         from one packed model (``_pack``). Raises what compiling or running a model raises (the
@@ -191,7 +183,7 @@ class ModelArgMin(ABC):
         served = self._signatures.serve(datas, opset, attributes, schedule) \
             if form == SYMBOLIC and self.signature_models else {}
         rest = [index for index in range(len(datas)) if index not in served]
-        answers = {index: Answer(s.value, s.declared, s.nodes, s.layout, s.position) for index, s in served.items()}
+        answers = dict(served)
         if len(rest) == 1:
             answers[rest[0]] = self.answer(form, datas[rest[0]], opset, attributes[rest[0]])
         elif rest:
@@ -201,7 +193,7 @@ class ModelArgMin(ABC):
         return [answers[index] for index in range(len(datas))]
 
     def answer_model(self, form: str, datas: Sequence[np.ndarray], opset: int,
-                     attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
+                     attributes: Sequence[Mapping[str, int]]) -> list[Reply]:
         """One answer per node of exactly the packed model of these nodes, in this order
         (``models.packed_model``): no signature model, no other pack. How a recorded pack is asked
         again (in a fresh worker, by the pack minimizer, by the replay snippets): the model a
@@ -211,7 +203,7 @@ class ModelArgMin(ABC):
         return [replace(answer, layout=layout) for answer in self._pack(form, datas, opset, attributes)]
 
     def _pack(self, form: str, datas: Sequence[np.ndarray], opset: int,
-              attributes: Sequence[Mapping[str, int]]) -> list[Answer]:
+              attributes: Sequence[Mapping[str, int]]) -> list[Reply]:
         """Run every input through one packed model of ``form`` (``models.packed_model``): one
         answer per node, in order, each with its node's position. A pack of the same signature
         (``pack_key``) runs the model already compiled."""
@@ -222,7 +214,7 @@ class ModelArgMin(ABC):
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(datas):
             raise NotPackable(f"{len(datas)} nodes gave {type(outputs).__name__} outputs")
         declared = compiled.declared or [None] * len(datas)
-        return [Answer(value, shape, len(datas), position=node)
+        return [Reply(OK, value, declared=shape, nodes=len(datas), position=node)
                 for node, (value, shape) in enumerate(zip(outputs, declared, strict=True))]
 
     def __call__(self, data: np.ndarray, *, opset: int, **attributes: int) -> Any:

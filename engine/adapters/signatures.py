@@ -38,6 +38,8 @@ import onnx
 
 import spec
 from engine.contract.adapters import Schedule, dummy_codes
+from engine.contract.replies import Reply
+from results.outcomes import OK
 
 from .models import Declared, packed_model
 
@@ -69,17 +71,6 @@ class Part:
         return len(self.slots)
 
 
-@dataclass(frozen=True)
-class Served:
-    """One case's answer from a signature model."""
-
-    value: Any
-    declared: Declared
-    nodes: int
-    layout: tuple[int, ...]  # the model's nodes as the call fed them (engine.asking.worker.Layout)
-    position: int  # the case's node
-
-
 class SignatureModels:
     """The signature models of one adapter (see the module docstring). ``compile`` compiles a
     model (cached by the adapter), ``cached`` says whether a model is compiled already (in this
@@ -97,12 +88,12 @@ class SignatureModels:
         self._schedules: dict[tuple, list[Part]] = {}  # a schedule's models, by version, type and slots
 
     def serve(self, datas: Sequence[np.ndarray], opset: int, attributes: Sequence[Mapping[str, int]],
-              schedule: Schedule | None = None) -> dict[int, Served]:
+              schedule: Schedule | None = None) -> dict[int, Reply]:
         """The answers of the cases a signature model serves, by index; the others are left to
         the caller (packs). With a ``schedule`` (the signatures a test draws its cases within),
         one model of the schedule's signatures, compiled at once, serves them. Raises what
         running a model raises."""
-        served: dict[int, Served] = {}
+        served: dict[int, Reply] = {}
         codes = dummy_codes(opset)
         groups: dict[tuple, list[int]] = {}
         for index, data in enumerate(datas):
@@ -200,7 +191,7 @@ class SignatureModels:
         return Part(compiled.run, compiled.declared, {slot: node for node, slot in enumerate(slots)}, dummies,
                     tuple(-1 - codes[slot] for slot in slots))
 
-    def _run(self, parts: list[Part], cases: list[tuple[int, np.ndarray, Slot]], served: dict[int, Served]) -> None:
+    def _run(self, parts: list[Part], cases: list[tuple[int, np.ndarray, Slot]], served: dict[int, Reply]) -> None:
         """Answer ``cases`` (index, input, slot) through ``parts``: in rounds, each round one case
         per node (a signature asked twice takes two rounds)."""
         owner = {slot: part for part in parts for slot in part.slots}
@@ -215,7 +206,7 @@ class SignatureModels:
                     self._ask(part, mine, served)
             pending = [case for case in pending if case[0] not in served]
 
-    def _ask(self, part: Part, cases: Mapping[Slot, tuple[int, np.ndarray, Slot]], served: dict[int, Served]) -> None:
+    def _ask(self, part: Part, cases: Mapping[Slot, tuple[int, np.ndarray, Slot]], served: dict[int, Reply]) -> None:
         inputs, layout = list(part.dummies), list(part.codes)
         for slot, (index, data, _) in cases.items():
             inputs[part.slots[slot]], layout[part.slots[slot]] = data, index
@@ -225,5 +216,5 @@ class SignatureModels:
         fed = tuple(layout)
         for slot, (index, _, _) in cases.items():
             node = part.slots[slot]
-            served[index] = Served(outputs[node], part.declared[node] if part.declared else None, part.nodes, fed,
-                                   node)
+            served[index] = Reply(OK, outputs[node], declared=part.declared[node] if part.declared else None,
+                                  nodes=part.nodes, layout=fed, position=node)

@@ -1,3 +1,2 @@
-"""Asking the implementation: loading it (loader), the worker process and its sandbox, the
-owner's side of the wire (isolation), what a call and a reply are (calls), and which models
-the calls are asked in (packing)."""
+"""Asking the implementation: loading it (loader), calls and replies (calls), which models they
+are asked in (packing), the owner's side of a worker (isolation and its parts), the worker's side."""

@@ -29,23 +29,8 @@ model is made of is the adapter's (a symbolic pack may be served by its rank's s
 engine.adapters.signatures; a compiled model is kept in the compile cache,
 engine.adapters.compile_cache).
 
-After a failure only a packed model shows, the smallest model that still shows it:
-
-The smallest packed model that still shows a failure only packed models show.
-
-A case that fails in a pack and passes alone is a bug of the pack, not of the case: a vendor needs
-the model itself (its other nodes, their inputs and attributes, and the case's node) to see it.
-The pack the case was found in may hold 64 nodes (a signature model up to 153): this asks smaller
-ones, within a few asks, and keeps the smallest that fails the same way. Other cases' nodes go,
-half of them at a time, then one by one; in a signature model (one with dummy inputs) a case's
-node is fed a dummy instead, so the model stays the one that failed; then the dummies go the same
-way, where a model without them still fails so (each is a few lines of a snippet).
-
-Then every node's input is made small (``lighter``), each while the pack still fails the same
-way: first a single element of the same rank, then zeros of the same shape, then each axis cut to
-its shortest leading or trailing part that still fails; the nodes of one shape together, the
-other nodes' inputs first, largest first, and the case's own last (the one-node minimizer cannot make it
-smaller: alone, it answers right)."""
+The smallest packed model that still shows a failure only packed models show is searched for by
+engine.judging.pack_search."""
 
 from __future__ import annotations
 
@@ -213,112 +198,6 @@ class Planner:
         alone earlier in the same request answered: ``worker.Refusals``)."""
         key = group(calls[unit[0]])
         return True if key in self._refused else False if key in self._computed else None
-
-
-# --- the smallest pack that still fails -----------------------------------------------------
-
-ASKS = 20  # models asked at most per failure, the first the pack it was found in
-LIGHTER_ASKS = 64  # models asked at most to make the nodes' inputs small
-
-# Asks the model of these nodes, the case at this node: the model that answered where the case
-# failed the same way again (whatever model the adapter chose), else None.
-Ask = Callable[[Sequence[Node], int], "Packed | None"]
-
-
-def smallest(found: Packed, ask: Ask, asks: int = ASKS) -> Packed | None:
-    """The smallest pack ``ask`` shows the failure in, starting from ``found``; None where
-    ``found`` itself, asked again, no longer fails."""
-    shown = ask(found.nodes, found.position)
-    if shown is None:
-        return None
-    left = asks - 1
-    dummies = any(node.dummy for node in found.nodes)
-    kept = list(range(len(found.nodes)))  # the nodes of ``found`` still there
-    fed: set[int] = set()  # nodes of ``found`` fed a dummy instead of their case
-
-    def attempt(keep: list[int], feed: set[int]) -> bool:
-        """Adopt the model of the nodes ``keep``, those in ``feed`` fed a dummy, where it fails so."""
-        nonlocal shown, left, kept, fed
-        nodes = [_dummy(found.nodes[i]) if i in feed else found.nodes[i] for i in keep]
-        if left == 0 or len(nodes) < 2:  # one node is a one-node model, which answers right
-            return False
-        left -= 1
-        answered = ask(nodes, keep.index(found.position))
-        if answered is not None:
-            shown, kept, fed = answered, keep, feed
-        return answered is not None
-
-    def shrink(others: list[int], change: Callable[[set[int]], tuple[list[int], set[int]]]) -> None:
-        """``change`` of parts of ``others``: halves, then smaller parts, down to one node at a time."""
-        size = -(-len(others) // 2)
-        while others and left > 0:
-            dropped = False
-            for part in [set(others[start:start + size]) for start in range(0, len(others), size)]:
-                if attempt(*change(part)):
-                    dropped, others = True, [i for i in others if i not in part]
-            if not dropped:
-                if size == 1:
-                    break
-                size = -(-size // 2)
-
-    cases = [i for i, node in enumerate(found.nodes) if i != found.position and not node.dummy]
-    if not dummies:
-        shrink(cases, lambda part: ([i for i in kept if i not in part], fed))
-        return shown
-    shrink(cases, lambda part: (kept, fed | part))  # the signature model it failed in, fed dummies
-    # Then its dummies go, where a model without them still fails so: a signature model holds up to 153 nodes.
-    shrink([i for i in kept if i != found.position and (found.nodes[i].dummy or i in fed)],
-           lambda part: ([i for i in kept if i not in part], fed - part))
-    return shown
-
-
-def _dummy(node: Node) -> Node:
-    """A dummy input of ``node``'s rank and type in its place, as a signature model feeds one."""
-    return Node(np.zeros((1,) * node.data.ndim, node.data.dtype), node.attributes, True)
-
-
-def lighter(shown: Packed, ask: Ask, asks: int = LIGHTER_ASKS) -> Packed:
-    """``shown`` with its nodes' inputs made as small as the failure allows, within ``asks``
-    models. The nodes of one input shape change together (a bug between nodes may need their
-    outputs alike: one node answering with another's), the other nodes' largest first, the
-    case's last; each to one element, else zeros of its shape, then each axis, longest first, cut
-    to its shortest leading or trailing part that still fails (1, 2, 4, ... elements: a twin
-    differs from its case in the last element)."""
-    nodes = list(shown.nodes)
-    kinds: dict[tuple, list[int]] = {}
-    for index, node in enumerate(nodes):
-        if not node.dummy:
-            kinds.setdefault((node.data.shape, node.data.dtype.str), []).append(index)
-    groups = sorted(kinds.values(), key=lambda group: (shown.position in group, -nodes[group[0]].data.size))
-
-    def attempt(group: list[int], change: Callable[[np.ndarray], np.ndarray]) -> bool:
-        """Adopt ``change`` of every node of ``group`` where the pack still fails the same way."""
-        nonlocal nodes, shown, asks
-        if asks == 0:
-            return False
-        asks -= 1
-        trial = list(nodes)
-        for index in group:
-            trial[index] = Node(change(nodes[index].data), nodes[index].attributes)
-        answered = ask(trial, shown.position)
-        if answered is not None:
-            nodes, shown = trial, answered
-        return answered is not None
-
-    for group in groups:
-        data = nodes[group[0]].data
-        if data.size <= 1 or attempt(group, lambda d: np.zeros((1,) * d.ndim, d.dtype)):
-            continue
-        if any(nodes[index].data.any() for index in group):
-            attempt(group, np.zeros_like)
-        for axis in sorted(range(data.ndim), key=lambda a: -data.shape[a]):
-            length = 1
-            while length < nodes[group[0]].data.shape[axis] and asks:
-                if attempt(group, lambda d, n=length, a=axis: np.take(d, range(n), axis=a)) or attempt(
-                        group, lambda d, n=length, a=axis: np.take(d, range(d.shape[a] - n, d.shape[a]), axis=a)):
-                    break
-                length *= 2
-    return shown
 
 
 # --- packed models rebuilt from the worker's layouts -----------------------------------------

@@ -1,33 +1,23 @@
-"""The wire between the worker and the process that owns the run: what one reply is, how it is
-written (``encode``, in the worker) and read back (``decode``, in the owner; ``detached`` for a
-call made in-process), and the bounds on what crosses. Replies are data, never pickles: the
-worker runs the implementation's code, so the owner reads only a dtype, a shape, bytes and
-bounded texts from it, and repr()s nothing it returned. Both sides import this module; neither
-reads the other's internals to speak it."""
+"""The wire between the worker and the process that owns the run: how one reply
+(engine.contract.replies.Reply) is written (``encode``, in the worker) and read back
+(``decode``, in the owner; ``detached`` for a call made in-process), and the bounds on what
+crosses. Replies are data, never pickles: the worker runs the implementation's code, so the
+owner reads only a dtype, a shape, bytes and bounded texts from it, and repr()s nothing it
+returned. Both sides import this module; neither reads the other's internals to speak it."""
 
 from __future__ import annotations
 
 import functools
 import math
 import struct
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from engine.contract.adapters import SAME, Layout
+from engine.contract.replies import Reply
 from results.outcomes import REPLY_STATUSES
-
-# (status, value, error, seconds, by_value, declared): a plain tuple, so the worker needs nothing
-# from isolation.py. ``by_value``: the answer had no element type of its own (``typeless``), so it
-# is judged by its values (see spec.oracle.read). ``declared``: the output shape a model-based
-# implementation declared.
-WireReply = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None"]
-# A reply as the process that owns the run receives it: plus the nodes of the model that
-# answered (1: a one-node model or a plain function; more: a packed model, see ``answers``),
-# whether its pack was split (``Answered``), the ``Models`` fields since the previous reply, and
-# the packed model's Layout (None: none told; SAME: the previous reply's) with the call's node in it.
-Delivered = tuple[str, "np.ndarray | None", "str | None", float, bool, "tuple | None", int, bool, int, int, float,
-                  int, "Layout | None", int]
 
 ANSWER_CAP = 64 << 20  # bytes: no answer larger than this crosses to the process that owns the run
 ERROR_CHARS = 2000  # an exception's text is cut here: a message can be as large as an answer
@@ -48,6 +38,14 @@ class Models(NamedTuple):
 
 
 NONE = Models()
+
+
+def charged(reply: Reply, models: Models) -> Reply:
+    """``reply`` with what was spent on ``models`` since the previous reply."""
+    if not any(models):
+        return reply
+    return replace(reply, compiles=models.compiled, loaded=models.loaded, model_seconds=models.seconds,
+                   compiled_nodes=models.nodes)
 
 
 # The wire format of a reply: data only, never a pickled object. The process that owns the run
@@ -120,13 +118,12 @@ def tellable(layout: Layout | None, nodes: int, position: int) -> bool:
     return layout is not None and nodes > 1 and 0 <= position < nodes and (layout == SAME or len(layout) == nodes)
 
 
-def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE,
-           layout: Layout | None = None, position: int = 0) -> bytes:
-    """One reply as bytes (see _HEADER): ``nodes`` of the model that answered (1: a one-node
-    model, or a plain function), ``split``: whether its pack was split to answer it
-    (``Answered``), what was spent on ``models`` since the previous reply, and the packed
-    model's ``layout`` (SAME: the previous reply's) with the call's node ``position`` in it."""
-    status, value, error, seconds, by_value, declared = reply
+def encode(reply: Reply) -> bytes:
+    """One reply as bytes (see _HEADER): its status, answer and error, the nodes of the model that
+    answered (1: a one-node model, or a plain function), whether its pack was split to answer it
+    (worker.answers), what was spent on models since the previous reply (``charged``), and the
+    packed model's layout (SAME: the previous reply's) with the call's node in it."""
+    value, declared, nodes, layout, position = reply.value, reply.declared, reply.nodes, reply.layout, reply.position
     told = _NO_LAYOUT if not tellable(layout, nodes, position) else _SAME_LAYOUT if layout == SAME else _LAYOUT
     nodes_told = layout if told == _LAYOUT else ()
     shape: tuple[int, ...] = ()
@@ -138,11 +135,12 @@ def encode(reply: WireReply, nodes: int = 1, split: bool = False, models: Models
         else:
             dtype, payload = _dtype_text(value.dtype), np.ascontiguousarray(value).tobytes()
     marks = () if declared is None else tuple(d if isinstance(d, int) and d >= 0 else -1 for d in declared)
-    text = (error or "").encode("utf-8", errors="replace")
-    compiled, loaded, compiled_nodes = (min(max(n, 0), 0xFFFFFFFF) for n in (*models[:2], models.nodes))
-    header = _HEADER.pack(REPLY_STATUSES.index(status), bool(by_value), seconds, len(text), len(dtype), len(shape),
-                          -1 if declared is None else len(marks), nodes, split, compiled, loaded, models.seconds,
-                          compiled_nodes, told, position if told else 0)
+    text = (reply.error or "").encode("utf-8", errors="replace")
+    compiled, loaded, compiled_nodes = (min(max(n, 0), 0xFFFFFFFF) for n in (reply.compiles, reply.loaded,
+                                                                              reply.compiled_nodes))
+    header = _HEADER.pack(REPLY_STATUSES.index(reply.status), bool(reply.by_value), reply.seconds, len(text),
+                          len(dtype), len(shape), -1 if declared is None else len(marks), nodes, reply.split, compiled,
+                          loaded, reply.model_seconds, compiled_nodes, told, position if told else 0)
     return b"".join((header, struct.pack(f"<{len(shape) + len(marks)}q", *shape, *marks),
                      struct.pack(f"<{len(nodes_told)}h", *nodes_told), text, dtype, payload))
 
@@ -168,7 +166,7 @@ def _dtype(text: str) -> np.dtype:
     return dtype
 
 
-def decode(reply: bytes) -> Delivered:
+def decode(reply: bytes) -> Reply:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
         status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds, \
@@ -191,8 +189,8 @@ def decode(reply: bytes) -> Delivered:
         if not kind:
             if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
                 raise Malformed("an answer without a dtype")
-            return REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split), \
-                compiled, loaded, model_seconds, compiled_nodes, layout, position
+            return Reply(REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split),
+                         compiled, loaded, model_seconds, compiled_nodes, layout, position)
         shape = numbers[:ndim]
         if min(shape, default=0) < 0:
             raise Malformed("a negative dimension")
@@ -204,24 +202,22 @@ def decode(reply: bytes) -> Delivered:
         else:
             value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
                 shape).copy()
-        return REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split), compiled, \
-            loaded, model_seconds, compiled_nodes, layout, position
+        return Reply(REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split),
+                     compiled, loaded, model_seconds, compiled_nodes, layout, position)
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise
         raise Malformed(f"{type(exc).__name__}") from None
 
 
-def detached(reply: WireReply, nodes: int = 1, split: bool = False, models: Models = NONE,
-             layout: Layout | None = None, position: int = 0) -> Delivered:
-    """What ``decode(encode(reply, nodes, split, models, layout, position))`` gives, without
-    the bytes (in-process calls): the answer as a copy, objects as their descriptions."""
-    status, value, error, seconds, by_value, declared = reply
+def detached(reply: Reply) -> Reply:
+    """What ``decode(encode(reply))`` gives, without the bytes (in-process calls): the answer as
+    a copy, objects as their descriptions, a layout only where it is told."""
+    value = reply.value
     if value is not None:
         value = _described(_object_texts(value), value.shape) if value.dtype.hasobject else np.array(value, order="C")
-    told = tellable(layout, nodes, position)
-    return status, value, error, seconds, by_value, declared, nodes, split, *models, \
-        layout if told else None, position if told else 0
+    told = tellable(reply.layout, reply.nodes, reply.position)
+    return replace(reply, value=value, layout=reply.layout if told else None, position=reply.position if told else 0)
 
 
 def _described(texts: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -32,9 +32,10 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -43,13 +44,14 @@ from engine.asking.protocol import (
     ERROR_CHARS,
     NONE,
     Models,
-    WireReply,
+    charged,
     encode,
     tellable,
     typeless,
 )
 from engine.contract.adapters import COMPILE_CACHE_ENV, SAME, Layout, NotPackable, Schedule
 from engine.contract.forms import SYMBOLIC
+from engine.contract.replies import Reply
 from results.outcomes import CRASH, OK, OVERSIZE, RAISED, UNSUPPORTED
 from results.sizes import format_size
 
@@ -61,7 +63,7 @@ except ImportError:  # Windows: no peak memory to read, so no memory limit
 _ALWAYS_KEPT = 1 << 20  # answers up to this size are kept and judged in full, whatever was expected
 _SLACK = 16  # beyond that, answers up to this many times the expected output's size are kept
 DEFAULT_MEMORY_LIMIT = 4 << 30  # resident bytes a worker may hold: a leak stops long before the machine does
-# The peak (here) and the limits of a worker's control group (engine.asking.isolation) are looked at after
+# The peak (here) and the limits of a worker's control group (engine.asking.worker_process) are looked at after
 # every call this long or longer, and at least this often: a shorter call cannot touch enough memory
 # (about 10 MB per ms) or start enough processes to matter on its own, and neither count falls.
 LOOK_AFTER_SECONDS = 1e-3
@@ -137,46 +139,51 @@ def _peak_resident() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, others KiB
 
 
-def _without_answer(status: str, error: str, seconds: float) -> WireReply:
-    return status, None, error, seconds, False, None
-
-
-def _failed(exc: BaseException, seconds: float) -> WireReply:
+def _failed(exc: BaseException, seconds: float) -> Reply:
     """What a call that raised ``exc`` did: unsupported, a crash (out of memory is not a rejection
     of the input; sys.exit ends a worker, and is reported the same way in-process) or raised."""
     if isinstance(exc, NotImplementedError):
-        return _without_answer(UNSUPPORTED, _describe(exc), seconds)
+        return Reply(UNSUPPORTED, None, _describe(exc), seconds)
     if isinstance(exc, MemoryError):
-        return _without_answer(CRASH, f"out of memory: {_describe(exc)}", seconds)
+        return Reply(CRASH, None, f"out of memory: {_describe(exc)}", seconds)
     if isinstance(exc, SystemExit):
-        return _without_answer(CRASH, _cut(f"the implementation called sys.exit({exc.code!r})"), seconds)
-    return _without_answer(RAISED, _describe(exc), seconds)
+        return Reply(CRASH, None, _cut(f"the implementation called sys.exit({exc.code!r})"), seconds)
+    return Reply(RAISED, None, _describe(exc), seconds)
+
+
+def _unkept(answered: Reply, status: str, error: str, seconds: float) -> Reply:
+    """``answered`` without its answer: ``status`` and why (the model that answered stays told)."""
+    return replace(answered, status=status, value=None, error=error, seconds=seconds, by_value=False, declared=None)
+
+
+def _kept(answered: Reply, value: np.ndarray | None, error: str | None, data: np.ndarray,
+          attributes: Mapping[str, int], seconds: float) -> Reply:
+    """``answered`` (the adapter's reply, or a plain function's return value in one) as it crosses
+    to the judge: numpy's view of what came back (``value``; ``error``: why numpy refused it),
+    unless it is far too large to keep (oversize), timed ``seconds``."""
+    if error is not None:
+        return _unkept(answered, RAISED, error, seconds)
+    too_large = _oversize(value, data, attributes)
+    if too_large is not None:
+        return _unkept(answered, OVERSIZE, too_large, seconds)
+    return replace(answered, value=value, seconds=seconds, by_value=typeless(answered.value))
 
 
 def call(fn: Callable[..., Any], data: np.ndarray, version: int, attributes: Mapping[str, int],
-         form: str | None = None) -> WireReply:
+         form: str | None = None) -> Reply:
     """Call ``fn(data, *, opset=version, **attributes)`` and classify what happened. (``opset``
     is the plug-in contract's name for the ArgMin version: the opset the node is imported at.)
     With a model ``form`` (model-based implementations only, see engine.contract.forms) the adapter
     answers through the model of that form, and says which output shape it declared."""
     start = time.perf_counter()
-    declared = None
     try:
-        if form is None:
-            result = fn(data, opset=version, **attributes)
-        else:
-            answer = fn.answer(form, data, version, attributes)
-            result, declared = answer.value, answer.declared
+        answered = Reply(OK, fn(data, opset=version, **attributes)) if form is None else \
+            fn.answer(form, data, version, attributes)
         seconds = time.perf_counter() - start
-        value, error = _as_array(result)
+        value, error = _as_array(answered.value)
     except (Exception, SystemExit) as exc:
         return _failed(exc, time.perf_counter() - start)
-    if error is not None:
-        return _without_answer(RAISED, error, seconds)
-    too_large = _oversize(value, data, attributes)
-    if too_large is not None:
-        return _without_answer(OVERSIZE, too_large, seconds)
-    return OK, value, None, seconds, typeless(result), declared
+    return _kept(answered, value, error, data, attributes, seconds)
 
 
 def models_of(fn: Any) -> Models:
@@ -187,28 +194,10 @@ def models_of(fn: Any) -> Models:
     return Models(*counts)
 
 
-def _unpacked(answer: Any, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> WireReply:
-    """One node's answer of a packed model, classified as ``call`` classifies a whole call's."""
-    value, error = _as_array(answer.value)
-    if error is not None:
-        return _without_answer(RAISED, error, seconds)
-    too_large = _oversize(value, data, attributes)
-    if too_large is not None:
-        return _without_answer(OVERSIZE, too_large, seconds)
-    return OK, value, None, seconds, typeless(answer.value), answer.declared
-
-
-class Answered(NamedTuple):
-    """One call's reply as ``answers`` gives it: with the nodes of the model that answered (1: a
-    one-node model, or a plain function), whether its pack was split to get it (the pack
-    failed as a whole: the process that owns the run makes the next packs of its kind smaller),
-    and for a packed model its Layout and the call's node in it."""
-
-    reply: WireReply
-    nodes: int = 1
-    split: bool = False
-    layout: Layout | None = None
-    position: int = 0
+def _unpacked(answered: Reply, data: np.ndarray, attributes: Mapping[str, int], seconds: float) -> Reply:
+    """One node's reply of a packed model, read as ``call`` reads a whole call's."""
+    value, error = _as_array(answered.value)
+    return _kept(answered, value, error, data, attributes, seconds)
 
 
 def _shifted(layout: Layout | None, start: int) -> Layout | None:
@@ -218,8 +207,11 @@ def _shifted(layout: Layout | None, start: int) -> Layout | None:
 
 def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
             form: str | None, refused: bool = False, exact: bool = False,
-            schedule: Schedule | None = None) -> Iterator[Answered]:
-    """The replies to a pack of calls, in order. One call is a plain ``call``. Several are asked
+            schedule: Schedule | None = None) -> Iterator[Reply]:
+    """The replies to a pack of calls, in order, each with the nodes of the model that answered
+    it (1: a one-node model, or a plain function), whether its pack was split to get it (the pack
+    failed as a whole: the process that owns the run makes the next packs of its kind smaller),
+    and for a packed model its Layout and the call's node in it. One call is a plain ``call``. Several are asked
     as one packed model (``answer_pack``, each node's time its share of the whole; in the symbolic
     form some may come from signature models, engine.adapters.signatures); where that raises, the
     pack is split in halves and each half asked the same way, down to single calls, so that every
@@ -232,7 +224,7 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
     a one-node model is then compiled only for what the schedule's models do not answer. A unit
     of one asked ``exact`` is a one-node model, as its card's snippets are."""
     if len(datas) == 1 and (exact or not (schedule and form == SYMBOLIC)):
-        yield Answered(call(fn, datas[0], version, attributes[0], form))
+        yield call(fn, datas[0], version, attributes[0], form)
         return
     if exact:
         yield from _exactly(fn, datas, version, attributes, form)
@@ -246,7 +238,7 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
             share = (time.perf_counter() - start) / len(datas)
             why = f"{_describe(exc)} (a packed model of {len(datas)} nodes, of a type refused alone too)"
             for _ in datas:
-                yield Answered(_without_answer(UNSUPPORTED, why, share), len(datas))
+                yield Reply(UNSUPPORTED, None, why, share, nodes=len(datas))
             return
         yield from _one_by_one(fn, datas, version, attributes, form)
         return
@@ -260,16 +252,15 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
         half = len(datas) // 2
         for begin, part in ((0, slice(None, half)), (half, slice(half, None))):
             for answered in answers(fn, datas[part], version, attributes[part], form, schedule=schedule):
-                yield answered._replace(split=True, layout=_shifted(answered.layout, begin))
+                yield replace(answered, split=True, layout=_shifted(answered.layout, begin))
         return
     share = (time.perf_counter() - start) / len(datas)
-    for answer, data, attrs in zip(packed, datas, attributes, strict=True):
-        yield Answered(_unpacked(answer, data, attrs, share), getattr(answer, "nodes", len(datas)),
-                       layout=getattr(answer, "layout", None), position=getattr(answer, "position", 0))
+    for answered, data, attrs in zip(packed, datas, attributes, strict=True):
+        yield _unpacked(answered, data, attrs, share)
 
 
 def _exactly(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
-             form: str | None) -> Iterator[Answered]:
+             form: str | None) -> Iterator[Reply]:
     """The replies of exactly the packed model of these nodes (``answer_model``), never split: a
     recorded pack asked again. Where it fails as a whole, every call gets what failed."""
     start = time.perf_counter()
@@ -278,29 +269,24 @@ def _exactly(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attr
     except (Exception, SystemExit) as exc:
         failed = _failed(exc, time.perf_counter() - start)
         for _ in datas:
-            yield Answered(failed, len(datas))
+            yield replace(failed, nodes=len(datas))
         return
     share = (time.perf_counter() - start) / len(datas)
-    for answer, data, attrs in zip(packed, datas, attributes, strict=True):
-        yield Answered(_unpacked(answer, data, attrs, share), len(datas), layout=answer.layout,
-                       position=answer.position)
+    for answered, data, attrs in zip(packed, datas, attributes, strict=True):
+        yield _unpacked(answered, data, attrs, share)
 
 
 def _one_by_one(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
-                form: str | None) -> Iterator[Answered]:
+                form: str | None) -> Iterator[Reply]:
     for data, attrs in zip(datas, attributes, strict=True):
-        yield Answered(call(fn, data, version, attrs, form), split=True)
-
-
-# Inputs at least this large travel through a memory area the worker shares with the process that
-# owns the run (see isolation._Arena), instead of through the pipe: a pipe holds 64 KiB, so a
-# large input would cost a dozen wake-ups of both processes, and pickling copies it twice.
-SHARED_MIN_BYTES = 32 << 10
+        yield replace(call(fn, data, version, attrs, form), split=True)
 
 
 def _shared(arena: mmap.mmap | None, item: Any) -> Any:
     """A call's input: a private, writable copy, as ``Runner`` gives in-process (unpickled small
-    arrays are read-only views of the request's bytes, and a verdict must not depend on the mode)."""
+    arrays are read-only views of the request's bytes, and a verdict must not depend on the mode);
+    a large one read from the memory the process that owns the run shares with this worker
+    (engine.asking.arena), where it was sent as its place, dtype and shape."""
     if isinstance(item, tuple):
         offset, dtype, shape = item
         count = math.prod(shape)
@@ -343,7 +329,7 @@ def compile_cache_at(folder: Path | str | None) -> Iterator[None]:
 
 
 def main(argv: list[str]) -> None:
-    """The worker process's entry (``python -c BOOT ...``, see isolation._Worker): ``argv`` holds
+    """The worker process's entry (``python -c BOOT ...``, see engine.asking.worker_process): ``argv`` holds
     the inherited descriptors of its connection to the parent and of the shared memory, then
     the settings as JSON. It tells the parent it is up (one byte, before any of the
     implementation's code runs: its credentials say which process this is, seen from the
@@ -404,23 +390,24 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         for datas, version, attributes, form, refused, exact, schedule in pickle.loads(request):
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
-            for answered in answers(fn, datas, version, attributes, form, refusals.refused(group, refused), exact,
-                                    schedule):
-                reply = answered.reply
-                refusals.saw(group, reply[0], len(datas))
+            for reply in answers(fn, datas, version, attributes, form, refusals.refused(group, refused), exact,
+                                 schedule):
+                refusals.saw(group, reply.status, len(datas))
                 now = time.monotonic()
-                if memory_limit is not None and reply[0] != CRASH and (
-                        reply[3] >= LOOK_AFTER_SECONDS or now - checked >= LOOK_EVERY_SECONDS):
+                if memory_limit is not None and reply.status != CRASH and (
+                        reply.seconds >= LOOK_AFTER_SECONDS or now - checked >= LOOK_EVERY_SECONDS):
                     checked, peak = now, _peak_resident()
                     if peak > memory_limit:
                         # In a pack the parent cannot tell which call held it (nodes > 1): it bisects.
-                        reply = _without_answer(CRASH, out_of_memory(peak, memory_limit), reply[3])
+                        reply = _unkept(reply, CRASH, out_of_memory(peak, memory_limit), reply.seconds)
                 now_spent = models_of(fn)
-                layout = answered.layout if tellable(answered.layout, answered.nodes, answered.position) else None
-                if layout is not None:
-                    layout, told = (SAME, told) if layout == told else (layout, layout)
-                conn.send_bytes(encode(reply, answered.nodes, answered.split, now_spent - spent, layout,
-                                       answered.position))
+                reply = charged(reply, now_spent - spent)
+                if tellable(reply.layout, reply.nodes, reply.position):
+                    if reply.layout == told:
+                        reply = replace(reply, layout=SAME)
+                    else:
+                        told = reply.layout
+                conn.send_bytes(encode(reply))
                 spent = now_spent
-                if reply[0] == CRASH:  # the parent starts a fresh worker: this one may hold what leaked
+                if reply.status == CRASH:  # the parent starts a fresh worker: this one may hold what leaked
                     return

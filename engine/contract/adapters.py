@@ -20,7 +20,7 @@ class NotPackable(Exception):
 # call); -1 - s is a dummy input (zeros of shape (1,) * rank, the type of the answered call) with
 # the rank and attributes ``dummy_slots(version)[s]``, which a signature model feeds the nodes no
 # call of the pack took (engine.adapters.signatures). With it, the process that owns the run can
-# rebuild the model that gave a packed-only failure (engine.judging.session).
+# rebuild the model that gave a packed-only failure (engine.judging.pack_search).
 Layout = tuple[int, ...]
 SAME: Layout = ()  # on the wire: the previous reply's layout (a request sends each model's once)
 SIGNATURE_RANKS = range(1, 9)  # the ranks a signature model's nodes have (generators.shapes.MAX_RANK)

@@ -1,2 +1,2 @@
-"""Judging: the session that asks cases and judges the replies, the judge, the minimizer, the
-census, a whole run, and other runs' counterexamples asked again (replays)."""
+"""Judging: the session (asking, bookkeeping, recording) and the judge, the minimizer and pack
+search, the census, where failures reproduce, a whole run, other runs' counterexamples (replays)."""

@@ -42,9 +42,11 @@ from engine.asking.calls import Node, Packed, Reply
 from engine.asking.history import Ran, asked
 from engine.asking.isolation import Runner
 from engine.asking.loader import UsageError
-from engine.judging.judge import same_answer
+from engine.judging.judge import answer, same_answer
+from results import Counterexample, HistoryModel, PackNode
 from results.outcomes import FAULTS
 from results.records import FLAKY, NEEDS_HISTORY, REPRODUCES_ALONE
+from results.tensors import to_tensor
 
 TRIALS = 32  # new workers asked per failure a fresh worker answers right (history's delta debugging included)
 ALONE = 3  # new workers asked it alone at most, where the shared fresh worker's answer does not settle it
@@ -78,6 +80,16 @@ class Reproduction:
     again: Reply
     history: tuple[Ran, ...] | None = None
     after: Reply | None = None
+
+
+def mark(ce: Counterexample, found: Reproduction) -> None:
+    """Mark ``ce`` with where its failure reproduces: the fresh worker's answer, whether it is a
+    flake, and the history it needs with the answer after it."""
+    ce.again, ce.reproduction, ce.flaky = answer(found.again), found.kind, found.kind == FLAKY
+    ce.after_history = None if found.after is None else answer(found.after)
+    if found.history is not None:
+        ce.history = [HistoryModel(ran.version, ran.form, [PackNode(to_tensor(node.data), dict(node.attributes))
+                                                           for node in ran.nodes]) for ran in found.history]
 
 
 def shortest(history: Sequence[Ran], fails_after: Callable[[Sequence[Ran]], Reply | None],
