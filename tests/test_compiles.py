@@ -226,3 +226,21 @@ def test_a_failure_of_a_quota_form_is_minimized_in_the_symbolic_form_first(tmp_p
     cards, _ = _minimized_cards(static_only, tmp_path / "static", "node")
     assert cards and {form for form, *_ in cards} == {"static"}
     assert cards == _minimized_cards(static_only, tmp_path / "static-model", "model")[0]
+
+
+def test_a_schedule_signature_that_does_not_compile_alone_costs_no_failing_pack(tmp_path: Path) -> None:
+    """Like IREE, whose symbolic ArgMin of rank 4 or more does not compile: the schedule's model is
+    split down to the signatures that fail alone, and a pack holding a case of one is split without
+    being compiled (it would fail): every refused model is one of the split's, a few per process."""
+    from tests.impls import fake_compiler
+
+    fake_compiler.REFUSED.clear()
+    chosen = validate({"impl": "model:tests.impls.fake_compiler:refusing_rank_4_symbolic", "versions": "13",
+                       "dtypes": "float", "profile": "standard", "seed": "7", "isolation": "none",
+                       "forms": "symbolic", "schedule": "on", "report_dir": str(tmp_path)})
+    session, _ = suite_session(chosen, "property")
+    refused = [r for r in session.results if r.outcome == "error" and r.clause == "C1"]
+    assert refused and all(len(r.counterexample.input.shape) >= 4 for r in refused if r.counterexample)
+    # A split of the schedule's 24 signatures compiles at most 47 models, and each refused
+    # signature's one-node model fails once more (cached). Compiling the packs too: 123.
+    assert len(fake_compiler.REFUSED) <= 3 * 24, fake_compiler.REFUSED
