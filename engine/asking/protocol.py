@@ -170,11 +170,7 @@ def decode(reply: bytes) -> Reply:
     """A reply read back as plain data, checked field by field; Malformed when anything is off."""
     try:
         status, by_value, seconds, errors, dtypes, ndim, marks, nodes, split, compiled, loaded, model_seconds, \
-            compiled_nodes, told, position = _HEADER.unpack_from(reply)
-        if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
-                or nodes < 1 or split > 1 or not math.isfinite(model_seconds) or told > _LAYOUT \
-                or (told and (nodes < 2 or position >= nodes)) or (position and not told):
-            raise Malformed("a header out of range")
+            compiled_nodes, told, position = _header(reply)
         numbers = _NUMBERS[ndim + max(marks, 0)].unpack_from(reply, _HEADER.size)
         start = _HEADER.size + 8 * len(numbers)
         layout = None if told == _NO_LAYOUT else SAME if told == _SAME_LAYOUT else \
@@ -183,31 +179,43 @@ def decode(reply: bytes) -> Reply:
         error = reply[start:start + errors].decode("utf-8", errors="replace")[:2 * ERROR_CHARS] or None
         start += errors
         kind = reply[start:start + dtypes].decode("ascii")
-        start += dtypes
-        size = len(reply) - start
         declared = None if marks < 0 else tuple(None if d < 0 else d for d in numbers[ndim:])
-        if not kind:
-            if size or ndim or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
-                raise Malformed("an answer without a dtype")
-            return Reply(REPLY_STATUSES[status], None, error, seconds, bool(by_value), declared, nodes, bool(split),
-                         compiled, loaded, model_seconds, compiled_nodes, layout, position)
-        shape = numbers[:ndim]
-        if min(shape, default=0) < 0:
-            raise Malformed("a negative dimension")
-        dtype = _dtype(kind)
-        if dtype.hasobject:
-            value = _described(reply[start:].decode("utf-8", errors="replace"), shape)
-        elif dtype.itemsize * math.prod(shape) != size:
-            raise Malformed("an answer whose bytes do not fill its shape")
-        else:
-            value = np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(
-                shape).copy()
+        value = _answer(reply, start + dtypes, kind, numbers[:ndim], status)
         return Reply(REPLY_STATUSES[status], value, error, seconds, bool(by_value), declared, nodes, bool(split),
                      compiled, loaded, model_seconds, compiled_nodes, layout, position)
+    except Malformed:
+        raise
     except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
-        if isinstance(exc, Malformed):
-            raise
         raise Malformed(f"{type(exc).__name__}") from None
+
+
+def _header(reply: bytes) -> tuple:
+    """The fields of a reply's header (see _HEADER), each checked to be in its range."""
+    fields = _HEADER.unpack_from(reply)
+    status, _, seconds, _, _, ndim, marks, nodes, split, _, _, model_seconds, _, told, position = fields
+    if status >= len(REPLY_STATUSES) or ndim > _MAX_DIMS or marks > _MAX_DIMS or not math.isfinite(seconds) \
+            or nodes < 1 or split > 1 or not math.isfinite(model_seconds) or told > _LAYOUT \
+            or (told and (nodes < 2 or position >= nodes)) or (position and not told):
+        raise Malformed("a header out of range")
+    return fields
+
+
+def _answer(reply: bytes, start: int, kind: str, shape: tuple[int, ...], status: int) -> np.ndarray | None:
+    """The answer a reply carries from ``start`` on, of dtype ``kind`` (none where it is empty)
+    and ``shape``: its bytes, or for an object answer its elements' descriptions."""
+    size = len(reply) - start
+    if not kind:
+        if size or shape or status == 0:  # REPLY_STATUSES[0] == "ok" always has an answer
+            raise Malformed("an answer without a dtype")
+        return None
+    if min(shape, default=0) < 0:
+        raise Malformed("a negative dimension")
+    dtype = _dtype(kind)
+    if dtype.hasobject:
+        return _described(reply[start:].decode("utf-8", errors="replace"), shape)
+    if dtype.itemsize * math.prod(shape) != size:
+        raise Malformed("an answer whose bytes do not fill its shape")
+    return np.frombuffer(reply, dtype, size // dtype.itemsize if dtype.itemsize else 0, start).reshape(shape).copy()
 
 
 def detached(reply: Reply) -> Reply:

@@ -100,29 +100,19 @@ class WorkerProcess:
         self.ended = False  # stopped or killed: it answers nothing more
 
     def _spawn(self, launch: Launch, conn: int) -> subprocess.Popen:
-        settings = {"impl": launch.impl, "path": launch.path, "cwd": launch.cwd, "memory_limit": launch.memory_limit,
-                    "compile_cache": launch.compile_cache,
-                    "processes": launch.processes if self.group is None and self.sandboxed
-                    and limits.counts_processes_per_user_namespace() else None}
+        """Start the worker, in its sandbox where it has one, with its connection (``conn``) and
+        the arena inherited and its output on a pipe this process drains; then let it enter its
+        control group (``_enter``)."""
         arena = self.arena.descriptor
-        argv = [sys.executable, "-c", BOOT, str(conn), str(-1 if arena is None else arena), json.dumps(settings)]
         home = sandbox.SCRATCH if self.sandboxed else self.scratch
         environment = sandbox.environment(os.environ, launch.passed, home, dict(launch.set_env))
         drained, written = os.pipe()
-        pipes: dict[str, tuple[int, int]] = {}
-        if self.sandboxed:  # where bwrap tells the sandbox's first process; what it waits on before starting it
-            pipes["info-fd"] = os.pipe()
-            if self.group is not None:
-                pipes["block-fd"] = os.pipe()
-        # What bwrap gets of each pipe: the end it writes info to, the end it waits on.
-        theirs = {name: ends[1 if name == "info-fd" else 0] for name, ends in pipes.items()}
-        mine = {name: ends[0 if name == "info-fd" else 1] for name, ends in pipes.items()}
+        theirs, mine = self._pipes()
         try:
             with sandbox.filter_fd(launch.sandbox.seccomp if self.sandboxed else None) as rules:
                 fds = {**theirs, **({} if rules is None else {"seccomp": rules})}
-                inside = launch.cwd if self.sandboxed and not launch.cwd.startswith((sandbox.SCRATCH, "/dev")) \
-                    and launch.cwd != "/" else home
-                command = launch.sandbox.wrap(argv, launch.readable, launch.writable, inside, launch.memory_limit, fds)
+                command = launch.sandbox.wrap(self._argv(launch, conn), launch.readable, launch.writable,
+                                              self._inside(launch, home), launch.memory_limit, fds)
                 # A session of its own: no terminal, no Ctrl-C (this process decides when it ends),
                 # and, unsandboxed, a process group that ends with it.
                 process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=written, stderr=written,
@@ -142,6 +132,33 @@ class WorkerProcess:
             for fd in mine.values():
                 os.close(fd)
         return process
+
+    def _argv(self, launch: Launch, conn: int) -> list[str]:
+        """The worker's command line: the boot line, its inherited descriptors and its settings."""
+        settings = {"impl": launch.impl, "path": launch.path, "cwd": launch.cwd, "memory_limit": launch.memory_limit,
+                    "compile_cache": launch.compile_cache,
+                    "processes": launch.processes if self.group is None and self.sandboxed
+                    and limits.counts_processes_per_user_namespace() else None}
+        arena = self.arena.descriptor
+        return [sys.executable, "-c", BOOT, str(conn), str(-1 if arena is None else arena), json.dumps(settings)]
+
+    def _pipes(self) -> tuple[dict[str, int], dict[str, int]]:
+        """The pipes bwrap is given (none unsandboxed): ``info-fd``, where it tells the sandbox's
+        first process, and with a control group ``block-fd``, what it waits on before starting it.
+        Returns bwrap's ends (the one it writes info to, the one it waits on) and this process's."""
+        pipes: dict[str, tuple[int, int]] = {}
+        if self.sandboxed:
+            pipes["info-fd"] = os.pipe()
+            if self.group is not None:
+                pipes["block-fd"] = os.pipe()
+        theirs = {name: ends[1 if name == "info-fd" else 0] for name, ends in pipes.items()}
+        mine = {name: ends[0 if name == "info-fd" else 1] for name, ends in pipes.items()}
+        return theirs, mine
+
+    def _inside(self, launch: Launch, home: str) -> str:
+        """The folder the worker starts in: the run's own, where its sandbox shows it; else its home."""
+        shown = self.sandboxed and not launch.cwd.startswith((sandbox.SCRATCH, "/dev")) and launch.cwd != "/"
+        return launch.cwd if shown else home
 
     def _enter(self, process: subprocess.Popen, mine: dict[str, int]) -> None:
         """Learn the sandbox's first process from bwrap (``--info-fd``, written as soon as it

@@ -172,41 +172,13 @@ def memory_limit(text: str) -> int | None:
 def validate(values: dict[str, str | None]) -> Settings:
     """Settings from raw option values (keys as dest names: impl, versions, ...); raises
     UsageError or spec.SpecError, each with one line naming the problem and the fix."""
-    known = spec.versions()
-    versions = known
-    if values.get("versions"):
-        try:
-            versions = tuple(int(v) for v in _split(values["versions"]))
-        except ValueError:
-            raise UsageError(f"--versions {values['versions']!r} is not a list of numbers; use e.g. --versions 12,13") \
-                from None
-        unknown = [v for v in versions if v not in known]
-        if unknown:
-            raise UsageError(f"unknown ArgMin version {unknown[0]}; choose from {', '.join(map(str, known))}")
+    versions = _versions(values.get("versions"))
     loaded = [spec.load(v) for v in versions]  # a spec file that fails its schema stops the run here
-    type_names = None
-    if values.get("dtypes"):
-        type_names = tuple(_split(values["dtypes"]))
-        allowed = sorted({name for vspec in loaded for name in vspec.type_names})
-        unknown = [d for d in type_names if d not in allowed]
-        if unknown:
-            raise UsageError(f"unknown element type {unknown[0]!r}; choose from {', '.join(allowed)}")
+    type_names = _type_names(values.get("dtypes"), loaded)
     profile = values.get("profile") or "standard"
     if profile not in profiles.PROFILES:
         raise UsageError(f"unknown profile {profile!r}; choose from {', '.join(profiles.PROFILES)}")
-    seed = None
-    if values.get("seed") not in (None, ""):
-        try:
-            seed = int(values["seed"])
-        except ValueError:
-            raise UsageError(f"--seed {values['seed']!r} is not an integer; use e.g. --seed 1234") from None
-    try:
-        timeout = float(values.get("timeout") or 10)
-    except ValueError:
-        raise UsageError(f"--timeout {values['timeout']!r} is not a number of seconds; use e.g. --timeout 10") \
-            from None
-    if timeout <= 0:
-        raise UsageError("--timeout must be positive; use e.g. --timeout 10")
+    seed, timeout = _seed(values.get("seed")), _timeout(values.get("timeout"))
     isolation = _one_of(values, "isolation", "isolation", ISOLATION_MODES)
     limit = memory_limit(values.get("memory_limit") or format_size(DEFAULT_MEMORY_LIMIT))
     lang = _one_of(values, "lang", "report language", LANGS)
@@ -225,6 +197,52 @@ def validate(values: dict[str, str | None]) -> Settings:
                     _folders(values.get("sandbox_read")), _impl_version(impl, values.get("impl_version")),
                     isa.parse(impl, values.get("isa")), _compile_key(impl, values.get("compile_key")),
                     _one_of(values, "schedule", "schedule", SCHEDULES), report_dir_given=bool(given))
+
+
+def _versions(text: str | None) -> tuple[int, ...]:
+    """--versions: the ArgMin versions named (every one the spec holds when not set)."""
+    known = spec.versions()
+    if not text:
+        return known
+    try:
+        versions = tuple(int(v) for v in _split(text))
+    except ValueError:
+        raise UsageError(f"--versions {text!r} is not a list of numbers; use e.g. --versions 12,13") from None
+    unknown = [v for v in versions if v not in known]
+    if unknown:
+        raise UsageError(f"unknown ArgMin version {unknown[0]}; choose from {', '.join(map(str, known))}")
+    return versions
+
+
+def _type_names(text: str | None, loaded: list[spec.VersionSpec]) -> tuple[str, ...] | None:
+    """--dtypes: the element types named, each a type of some selected version (None when not set)."""
+    if not text:
+        return None
+    type_names = tuple(_split(text))
+    allowed = sorted({name for vspec in loaded for name in vspec.type_names})
+    unknown = [d for d in type_names if d not in allowed]
+    if unknown:
+        raise UsageError(f"unknown element type {unknown[0]!r}; choose from {', '.join(allowed)}")
+    return type_names
+
+
+def _seed(text: str | None) -> int | None:
+    if text in (None, ""):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"--seed {text!r} is not an integer; use e.g. --seed 1234") from None
+
+
+def _timeout(text: str | None) -> float:
+    try:
+        timeout = float(text or 10)
+    except ValueError:
+        raise UsageError(f"--timeout {text!r} is not a number of seconds; use e.g. --timeout 10") from None
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive; use e.g. --timeout 10")
+    return timeout
 
 
 def _compile_key(impl: str, text: str | None) -> str:

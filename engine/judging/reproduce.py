@@ -144,6 +144,21 @@ def _zeros(ran: Ran) -> Ran | None:
         Ran(ran.version, ran.form, packed=Packed(nodes, ran.packed.position))
 
 
+def _lightened(kept: list[Ran], wrong: Reply, spare: int,
+               fails_after: Callable[[Sequence[Ran]], Reply | None]) -> tuple[list[Ran], Reply]:
+    """``kept`` (a history after which the failure shows, ``wrong`` the answer after it) with each
+    model's inputs made zeros where it still fails after them, for short replays, within ``spare``
+    trials; and the wrong answer after the last change."""
+    for index in range(len(kept)):
+        lighter = _zeros(kept[index])
+        if lighter is not None and spare > 0:
+            spare -= 1
+            answer = fails_after([*kept[:index], lighter, *kept[index + 1:]])
+            if answer is not None:
+                kept[index], wrong = lighter, answer
+    return kept, wrong
+
+
 class Reproducer:
     """Asks a test process's failures again (see the module docstring); ``start`` makes a runner
     of the implementation under test (a worker process of its own, with no compile cache)."""
@@ -213,14 +228,7 @@ class Reproducer:
         found = shortest(failed.history, fails_after, TRIALS - len(answers) - CONFIRMATIONS) \
             if failed.history else None
         if found is not None:
-            kept, wrong, spare = found
-            for index in range(len(kept)):  # inputs made zeros where it still fails, for short replays
-                lighter = _zeros(kept[index])
-                if lighter is not None and spare > 0:
-                    spare -= 1
-                    answer = fails_after([*kept[:index], lighter, *kept[index + 1:]])
-                    if answer is not None:
-                        kept[index], wrong = lighter, answer
+            kept, wrong = _lightened(*found, fails_after)
             if all(fails_after(kept) is not None for _ in range(CONFIRMATIONS)):
                 return Reproduction(NEEDS_HISTORY, right, tuple(kept), wrong)
         shown = next((answer for answer in reversed(after) if answer is not None and not fails(answer)), None)
