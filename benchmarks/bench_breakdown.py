@@ -114,7 +114,7 @@ class Stopwatch:
 _WRAPPED = (
     (Session, "check_all", "other"), (Session, "check", "other"), (Session, "found", "other"),
     (engine.judging.session, "twin", "generate"), (engine.judging.ahead, "twin", "generate"),
-    (engine.judging.session, "judge", "judge"),
+    (engine.judging.session, "verdict", "judge"),
     *((engine.judging.judge, name, "oracle") for name in ("expect", "read", "verify", "violations")),
     *((engine.judging.census, name, "oracle") for name in ("argmin", "order_keys")),
     *((engine.judging.judge, name, "record") for name in ("input_digest", "answer_digest", "to_tensor")),

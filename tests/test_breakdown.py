@@ -79,10 +79,10 @@ def test_impls_plus_adds_to_the_default_list() -> None:
 
 
 def test_instrumented_restores_the_engine() -> None:
-    before = (session.Session.call_many, session.judge, judge.expect, judge.input_digest)
+    before = (session.Session.call_many, session.verdict, judge.expect, judge.input_digest)
     with instrumented(Stopwatch(itertools.count().__next__)):
-        assert session.judge is not before[1]
-    assert (session.Session.call_many, session.judge, judge.expect, judge.input_digest) == before
+        assert session.verdict is not before[1]
+    assert (session.Session.call_many, session.verdict, judge.expect, judge.input_digest) == before
 
 
 def test_call_many_moves_the_workers_time_to_the_implementation() -> None:

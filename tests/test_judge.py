@@ -8,9 +8,10 @@ import numpy as np
 
 import spec
 from engine.asking.calls import Reply
-from engine.judging.judge import judge
+from engine.judging.judge import Ask, judge, verdict
 from generators import Case
 from results.outcomes import ERROR, FAIL, MISSING_REJECTION, OBSERVED, OK, PASS, RAISED, UNSUPPORTED
+from results.records import ANOTHER_PROCESS
 
 V13 = spec.load(13)
 
@@ -65,3 +66,37 @@ def test_an_undefined_input_is_observed_and_asked_a_second_time() -> None:
 
     judged = judge(V13, case, _reply([0]), "census", _refuses, again)
     assert judged.result.outcome == OBSERVED and not judged.failed and asked and judged.census
+
+
+# --- verdict: the judge asks nothing, it says what it needs asked -----------------------------
+
+def test_verdict_names_each_ask_a_wrong_answer_needs_and_judges_once_given_them() -> None:
+    """A wrong answer to an input with an omitted attribute: the same call again first, then the
+    variant with the defaults written out, twice where it passes; given those answers, the blame
+    moves to the defaults clause (C7). Nothing is asked by the judge itself."""
+    case = Case(13, np.array([3.0, 1.0], np.float32), {})
+    wrong, right = _reply([0]), _reply([1])
+    first = verdict(V13, case, wrong, "property")
+    assert first == Ask({}), "first the same call again"
+    variant = verdict(V13, case, wrong, "property", [wrong])
+    assert isinstance(variant, Ask) and not variant.second and variant.attributes == {
+        "axis": 0, "keepdims": 1, "select_last_index": 0}
+    assert verdict(V13, case, wrong, "property", [wrong, right]) == variant, "a passing variant is asked twice"
+    judged = verdict(V13, case, wrong, "property", [wrong, right, right])
+    assert not isinstance(judged, Ask)
+    assert (judged.failures[0].clause, judged.failures[0].problem) == ("C7", "not-a-minimum")
+
+
+def test_verdict_asks_a_census_input_a_second_time_and_records_where() -> None:
+    case = Case(13, np.array([np.nan, 1.0], np.float32), intent="undefined")
+    answer = _reply([0])
+    assert verdict(V13, case, answer, "census") == Ask({}, second=True)
+    judged = verdict(V13, case, answer, "census", second=(_reply([1]), ANOTHER_PROCESS))
+    assert judged.result.outcome == OBSERVED
+    assert {(record.deterministic, record.again) for record in judged.census} == {(False, ANOTHER_PROCESS)}
+    assert verdict(V13, case, answer, "census", second=(answer, ANOTHER_PROCESS)).census[0].deterministic
+
+
+def test_verdict_on_a_right_answer_asks_nothing() -> None:
+    judged = verdict(V13, Case(13, np.array([3, 1, 2], np.int8)), _reply([1]), "property")
+    assert not isinstance(judged, Ask) and judged.result.outcome == PASS

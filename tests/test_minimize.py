@@ -1,5 +1,6 @@
-"""The minimizer's cost of a case's values: computed with numpy for whole arrays, it must order
-elements exactly as value_cost, the per-element definition, does."""
+"""The minimizer, without an implementation: its cost of a case's values (computed with numpy for
+whole arrays, it must order elements exactly as value_cost, the per-element definition, does),
+what it shrinks failures to, and its candidates, proposed one at a time."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from engine.judging.minimize import _value_costs, minimize, simpler, value_cost
+from engine.judging.minimize import _value_costs, minimize, proposals, simpler, value_cost
 from generators import Case
 
 FLOATS = np.array([np.nan, -np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 2.5, 1e-40, -1e-40, 5e-324, 1e300, -3.0])
@@ -63,3 +64,36 @@ def test_rank_0_inputs_of_one_type_compare() -> None:
     (the comparison viewed them as bytes, which numpy refuses for rank 0), other values by cost."""
     assert not simpler(Case(11, np.array(1.0, np.float32), {}), Case(11, np.array(1.0, np.float32), {}))
     assert simpler(Case(11, np.array(1.0, np.float32), {}), Case(11, np.array(np.inf, np.float32), {}))
+
+
+def test_the_minimizer_only_proposes_and_adopts_what_it_is_told_fails() -> None:
+    """``proposals`` asks nothing: it yields candidates, each simpler than the best so far, and
+    goes on from the ones it is told still fail; told none fails, it keeps the case it began with."""
+    found = Case(13, np.array([[5, 3, 9], [7, 3, 8]], np.int8), {"axis": 1})
+    search = proposals(found, budget=50)
+    proposed = [next(search)]
+    with pytest.raises(StopIteration) as done:
+        while True:
+            assert simpler(proposed[-1], found), proposed[-1].data
+            proposed.append(search.send(False))
+    assert done.value.value is found and 1 < len(proposed) <= 50
+    search = proposals(found, budget=50)
+    first = next(search)
+    assert simpler(search.send(True), first), "told the first candidate fails, it goes on from there"
+
+
+def test_proposals_tried_through_a_predicate_are_what_minimize_gives() -> None:
+    found = Case(13, np.arange(40, dtype=np.float32).reshape(5, 8)[::-1].copy(), {})
+
+    def fails(case: Case) -> bool:  # a bug on any input with 3 or more rows
+        return case.data.ndim == 2 and case.data.shape[0] >= 3
+
+    search, tried = proposals(found), []
+    with pytest.raises(StopIteration) as done:
+        candidate = next(search)
+        while True:
+            tried.append(candidate)
+            candidate = search.send(fails(candidate))
+    simplest = done.value.value
+    assert simplest.data.shape == (3, 1) and simplest.key() == minimize(found, fails).key()
+    assert all(simpler(case, found) for case in tried)

@@ -1,5 +1,12 @@
 """Judging one reply of the implementation against the spec: the outcome, every clause it
-violates and, for failures, the evidence; for undefined inputs, census records instead."""
+violates and, for failures, the evidence; for undefined inputs, census records instead.
+
+The judge asks nothing itself. Sharpening a failure's blame takes answers to the same input asked
+again (the same call, then variants of its attributes), and a census record takes the input's
+second answer: ``verdict`` is a function of the case, its reply and the answers asked so far,
+which returns the judgement, or the next ``Ask`` where it needs one more (whoever asks it, the
+session or a test, then calls it again with that answer too). ``judge`` drives it to the end
+through callbacks that ask."""
 
 from __future__ import annotations
 
@@ -48,7 +55,46 @@ NONDETERMINISTIC = "nondeterministic"
 Call = Callable[[np.ndarray, Mapping[str, int]], Reply]
 # The census's second ask of a case: the reply, and where it was asked (results.records
 # ANOTHER_PROCESS or SAME_PROCESS).
-Again = Callable[[], tuple[Reply, str]]
+Second = tuple[Reply, str]
+Again = Callable[[], Second]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What judging a case needs asked next: the case's input with ``attributes`` (its own: the
+    same call again; others: a variant), or (``second``) the census's second ask of the case."""
+
+    attributes: Mapping[str, int]
+    second: bool = False
+
+
+class _Needed(Exception):
+    """Judging reached an answer it was not given: ``ask`` it."""
+
+    def __init__(self, ask: Ask) -> None:
+        super().__init__(ask)
+        self.ask = ask
+
+
+class _Answers:
+    """The answers given to ``verdict``, read in the order judging needs them; the first missing
+    one stops judging with its Ask."""
+
+    def __init__(self, case: Case, asked: Sequence[Reply], second: Second | None) -> None:
+        self._case, self._asked, self._second, self._read = case, asked, second, 0
+
+    def again(self, attributes: Mapping[str, int]) -> Reply:
+        """The case's input asked once more with ``attributes``."""
+        if self._read == len(self._asked):
+            raise _Needed(Ask(dict(attributes)))
+        self._read += 1
+        return self._asked[self._read - 1]
+
+    def second(self) -> Second:
+        """The census's second answer to the case, and where it was asked."""
+        if self._second is None:
+            raise _Needed(Ask(dict(self._case.attributes), second=True))
+        return self._second
 
 
 @dataclass(frozen=True)
@@ -139,7 +185,7 @@ def _deciding(expectation: Expectation) -> str:
     return ordered[0].id
 
 
-def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation, call: Call) -> Failure:
+def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation, answers: _Answers) -> Failure:
     """Sharpen the blame for a failed valid case by asking the implementation again. First the
     same call: an implementation that answers it differently is nondeterministic on this input
     (the failure stays on the clause the wrong answer violates), and no variant may move the
@@ -147,7 +193,7 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
     defaults clause is violated; if with the equivalent non-negative axis, the axis clause. A
     passing variant is asked twice, so that a flaky answer cannot pass for it. Zero-size inputs
     point at the zero-size clause."""
-    again = call(case.data, case.attributes)
+    again = answers.again(case.attributes)
     if not same_answer(reply, again):
         return _nondeterministic(first, "this call", reply, again)
     explicit = {**vspec.effective(case.attributes), **case.attributes}
@@ -158,11 +204,11 @@ def _reattribute(vspec: VersionSpec, case: Case, reply: Reply, first: Violation,
         fixed = axis % case.data.ndim
         variants.append(("axis", {**case.attributes, "axis": fixed}, f"the same input passes with axis={fixed}"))
     for check, attributes, why in variants:
-        answer = call(case.data, attributes)
+        answer = answers.again(attributes)
         if answer.status != OK or verify(vspec, expect(vspec, case.data, attributes), case.data, answer.value,
                                            by_value=answer.by_value) is not None:
             continue
-        repeated = call(case.data, attributes)
+        repeated = answers.again(attributes)
         if not same_answer(answer, repeated):
             return _nondeterministic(first, f"the same input with {attributes}", answer, repeated)
         return Failure(vspec.clause_for_check(check).id, first.problem, f"{first.message} ({why})")
@@ -189,7 +235,7 @@ def _shown(reply: Reply, limit: int = 12) -> str:
 
 
 def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
-                       call: Call) -> list[Failure]:
+                       answers: _Answers) -> list[Failure]:
     if reply.status == OVERSIZE:  # far larger than the output (engine.asking.worker): wrong in shape, not kept
         return [Failure(vspec.clause_for_check("output-shape").id, "shape", reply.error)]
     if reply.status != OK:
@@ -207,7 +253,7 @@ def _semantic_failures(vspec: VersionSpec, case: Case, expectation: Expectation,
     first, *rest = found
     # A wrong output type is C2 whatever the input; other first violations may have a sharper cause.
     deciding = Failure(first.clause.id, first.problem, first.message) if first.problem == "dtype" else \
-        _reattribute(vspec, case, reply, first, call)
+        _reattribute(vspec, case, reply, first, answers)
     return [deciding] + [Failure(v.clause.id, v.problem, v.message) for v in rest] + also
 
 
@@ -254,17 +300,37 @@ def prepare(cases: Sequence[Case]) -> None:
                 _input_tensor(case)
 
 
+def verdict(vspec: VersionSpec, case: Case, reply: Reply, suite: str, asked: Sequence[Reply] = (),
+            second: Second | None = None) -> Judgement | Ask:
+    """The judgement of ``reply`` (the implementation's answer to ``case``), given the answers
+    asked so far at judging's request: ``asked``, to the Asks for the case's input, in order;
+    ``second``, the census's second ask. Where judging needs one more, that Ask instead."""
+    try:
+        return _judged(vspec, case, reply, suite, _Answers(case, asked, second))
+    except _Needed as needed:
+        return needed.ask
+
+
 def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
           again: Again | None = None) -> Judgement:
-    """Judge ``reply`` (the implementation's answer to ``case``); ``call`` re-asks the
-    implementation, to sharpen the blame for a failure; ``again`` asks a census input a second
-    time, to see whether its answer is the same (by default through ``call``, in the same
-    process)."""
+    """``verdict`` asked to the end: ``call`` re-asks the implementation, to sharpen the blame for
+    a failure; ``again`` asks a census input a second time, to see whether its answer is the same
+    (by default through ``call``, in the same process)."""
+    asked: list[Reply] = []
+    second = None
+    while isinstance(step := verdict(vspec, case, reply, suite, asked, second), Ask):
+        if step.second:
+            second = again() if again is not None else (call(case.data, case.attributes), SAME_PROCESS)
+        else:
+            asked.append(call(case.data, step.attributes))
+    return step
+
+
+def _judged(vspec: VersionSpec, case: Case, reply: Reply, suite: str, answers: _Answers) -> Judgement:
     expectation = expected(vspec, case)
     ids = list(expectation.clause_ids)
     if expectation.kind == "undefined":
-        again = again or (lambda: (call(case.data, case.attributes), SAME_PROCESS))
-        records = _census_records(vspec, case, expectation, reply, again)
+        records = _census_records(vspec, case, expectation, reply, answers)
         return Judgement(case, reply, _result(case, suite, "undefined", OBSERVED, ids, [], reply, ids[0]), records,
                          [])
     if expectation.kind == "rejection":
@@ -274,7 +340,7 @@ def judge(vspec: VersionSpec, case: Case, reply: Reply, suite: str, call: Call,
         failures = [] if outcome == PASS else [Failure(_deciding(expectation), outcome, message)]
         result = _result(case, suite, "rejection", outcome, ids, failures, reply, _deciding(expectation))
         return Judgement(case, reply, result, [], failures, "must raise (rejection)")
-    failures = _semantic_failures(vspec, case, expectation, reply, call)
+    failures = _semantic_failures(vspec, case, expectation, reply, answers)
     exercised = _exercised(vspec, case, expectation, reply)
     exercised += [f.clause for f in failures if f.clause not in exercised]
     outcome = PASS if not failures else _ON_VALID.get(reply.status, FAIL)
@@ -313,14 +379,14 @@ def _indices(reply: Reply) -> np.ndarray | None:
 
 
 def _census_records(vspec: VersionSpec, case: Case, expectation: Expectation, reply: Reply,
-                    again: Again) -> list[CensusRecord]:
+                    answers: _Answers) -> list[CensusRecord]:
     """One record per undefined clause the input falls under. The input is asked a second time,
     in another worker process where there is one (unless the first ask crashed or hung): an
     implementation whose answers to one input differ follows no policy, whatever the answers
     look like, and one that answers from uninitialised memory differs between processes."""
     deterministic, where = None, None
     if reply.status not in FAULTS:
-        second, where = again()
+        second, where = answers.second()
         deterministic = same_answer(reply, second)
     indices = _indices(reply)
     flags = tuple(census.flags(vspec, case.data, case.attributes, reply.status, indices))

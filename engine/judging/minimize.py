@@ -18,13 +18,15 @@ only while the same clause still fails with the same problem:
    subnormals, finite before infinite;
 6. fewer attributes set.
 
-Every candidate is asked through the caller's ``fails``, which remembers what it has asked, and
-the number of new asks is bounded by ``budget``."""
+The minimizer only proposes: ``proposals`` yields each candidate, simpler than the best so far,
+and is sent back whether it still fails the same way (whoever asks, the session or a test, and
+remembers what it has asked); the number of candidates is bounded by ``budget``. ``minimize``
+tries them to the end through a ``fails`` callback."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from functools import cache
 
 import ml_dtypes
@@ -35,6 +37,9 @@ from generators import Case
 from spec.oracle import classify, order_keys
 
 BUDGET = 300  # asks of the implementation per minimized failure
+# A step of the search: it yields its candidates, each sent back whether it still fails the same way.
+Steps = Generator[Case, bool, None]
+Proposing = Generator[Case, bool, bool]  # one candidate's step, which returns whether it was adopted
 _SMALL = (0, 1, -1, 2, -2, 3, -3, 4, -4, 5, 10, -10, 100, -100)
 
 
@@ -126,12 +131,15 @@ def _ladders(count: int, dtype: np.dtype) -> list[np.ndarray]:
 
 
 class _Search:
-    def __init__(self, case: Case, fails: Callable[[Case], bool], budget: int) -> None:
-        self.best, self.fails, self.left = case, fails, budget
+    """The search's state, and its steps: each yields its candidates (``attempt``) and adopts those
+    it is told still fail."""
+
+    def __init__(self, case: Case, budget: int) -> None:
+        self.best, self.left = case, budget
         self.vspec = spec.load(case.version)
 
-    def attempt(self, data: np.ndarray, attributes: dict[str, int] | None = None) -> bool:
-        """Adopt the candidate if it is simpler and still fails the same way."""
+    def attempt(self, data: np.ndarray, attributes: dict[str, int] | None = None) -> Proposing:
+        """Propose the candidate if it is simpler, and adopt it where it still fails the same way."""
         if self.left <= 0:
             return False
         candidate = Case(self.best.version, np.ascontiguousarray(data),
@@ -140,7 +148,7 @@ class _Search:
         if not simpler(candidate, self.best):
             return False
         self.left -= 1
-        if self.fails(candidate):
+        if (yield candidate):
             self.best = candidate
             return True
         return False
@@ -159,14 +167,14 @@ class _Search:
         return self.vspec.effective(self.best.attributes)["axis"] % self.best.data.ndim
 
     # 1. other axes ---------------------------------------------------------------------
-    def slice_other_axes(self) -> None:
+    def slice_other_axes(self) -> Steps:
         for dim in range(self.best.data.ndim):
             size = self.best.data.shape[dim]
             if dim == self.reduced_axis() or size <= 1:
                 continue
             picks = sorted({0, size - 1, *range(0, size, max(1, size // 8))})
             for index in picks:
-                if self.attempt(np.take(self.best.data, [index], axis=dim)):
+                if (yield from self.attempt(np.take(self.best.data, [index], axis=dim))):
                     break
 
     def renamed_axis(self, axis: int, ndim: int) -> dict[str, int]:
@@ -179,7 +187,7 @@ class _Search:
             attributes["axis"] = axis
         return attributes
 
-    def drop_axes(self) -> None:
+    def drop_axes(self) -> Steps:
         dim = 0
         while dim < self.best.data.ndim and self.best.data.ndim > 1:
             reduced = self.reduced_axis()
@@ -187,10 +195,10 @@ class _Search:
                 dim += 1
                 continue
             attributes = self.renamed_axis(reduced - (dim < reduced), self.best.data.ndim - 1)
-            if not self.attempt(np.squeeze(self.best.data, axis=dim), attributes):
+            if not (yield from self.attempt(np.squeeze(self.best.data, axis=dim), attributes)):
                 dim += 1
 
-    def merge_axes(self) -> None:
+    def merge_axes(self) -> Steps:
         """Fewer dimensions over the same extents: those before the reduced axis as one and those
         after it as one (L, I and S kept: a tiling bug survives it), else every slice as a row of
         a matrix reduced over its last axis (L and S kept)."""
@@ -199,14 +207,14 @@ class _Search:
         merged = [*([math.prod(shape[:axis])] if axis else []), n,
                   *([math.prod(shape[axis + 1:])] if axis < data.ndim - 1 else [])]
         renamed = self.renamed_axis(int(axis > 0), len(merged))
-        if len(merged) < data.ndim and self.attempt(data.reshape(merged), renamed):
+        if len(merged) < data.ndim and (yield from self.attempt(data.reshape(merged), renamed)):
             return
         if data.ndim > 2:
             rows = np.moveaxis(data, axis, -1).reshape(-1, n)
-            self.attempt(rows, self.renamed_axis(1, 2))
+            yield from self.attempt(rows, self.renamed_axis(1, 2))
 
     # 2. the reduced axis -------------------------------------------------------------------
-    def cut(self, dim: int) -> None:
+    def cut(self, dim: int) -> Steps:
         """The shortest leading, then trailing, part of ``dim`` that still fails, by bisection: a bug
         past a size threshold (more than 1024 columns, 65,535 slices) ends just past it in a few
         asks, where removing chunks would spend one ask per chunk."""
@@ -216,13 +224,13 @@ class _Search:
                 middle = (low + high) // 2
                 index = [slice(None)] * self.best.data.ndim
                 index[dim] = keep(middle)
-                if self.attempt(self.best.data[tuple(index)]):
+                if (yield from self.attempt(self.best.data[tuple(index)])):
                     high = middle  # the data is now that part: search within it
                 else:
                     low = middle + 1
                 high = min(high, self.best.data.shape[dim])
 
-    def shorten(self, dim: int) -> None:
+    def shorten(self, dim: int) -> Steps:
         """Fewer elements along ``dim`` (the reduced axis, or another one when a bug needs many
         slices): chunks removed, halves first."""
         chunk = self.best.data.shape[dim] // 2
@@ -232,16 +240,16 @@ class _Search:
                 n = self.best.data.shape[dim]
                 if n - chunk < 1:
                     break
-                if not self.attempt(np.delete(self.best.data, np.s_[start:start + chunk], axis=dim)):
+                if not (yield from self.attempt(np.delete(self.best.data, np.s_[start:start + chunk], axis=dim))):
                     start += chunk
             chunk //= 2
 
-    def drop_attributes(self) -> None:
+    def drop_attributes(self) -> Steps:
         for name in list(self.best.attributes):
-            self.attempt(self.best.data, {k: v for k, v in self.best.attributes.items() if k != name})
+            yield from self.attempt(self.best.data, {k: v for k, v in self.best.attributes.items() if k != name})
 
     # 1., 4. and 5. values ---------------------------------------------------------------------
-    def fewer_values(self) -> None:
+    def fewer_values(self) -> Steps:
         """Every element one value: the type's simplest (0), the most frequent, the smallest and
         the largest value it holds, simplest first; else two, the minima kept apart from the rest
         (which ``revalue`` then makes 0 and 1)."""
@@ -254,12 +262,12 @@ class _Search:
         held = [flat[first[i]] for i in (int(np.argmax(counts)), 0, len(distinct) - 1)]
         zero = np.zeros(1, data.dtype)[0]
         for value in sorted(dict.fromkeys([zero, *held], None), key=lambda v: value_cost(v.item(), data.dtype)):
-            if self.attempt(np.full(data.shape, value, data.dtype)):
+            if (yield from self.attempt(np.full(data.shape, value, data.dtype))):
                 return
         if len(distinct) > 2:
-            self.attempt(np.where(keys == distinct[0], flat[first[0]], flat[first[-1]]).reshape(data.shape))
+            yield from self.attempt(np.where(keys == distinct[0], flat[first[0]], flat[first[-1]]).reshape(data.shape))
 
-    def revalue(self) -> None:
+    def revalue(self) -> Steps:
         data = self.best.data
         if data.size == 0:
             return
@@ -267,10 +275,10 @@ class _Search:
         keys = order_keys(flat)
         distinct, rank = np.unique(keys, return_inverse=True)
         for ladder in _ladders(len(distinct), data.dtype):
-            if len(ladder) == len(distinct) and self.attempt(ladder[rank.reshape(-1)].reshape(data.shape)):
+            if len(ladder) == len(distinct) and (yield from self.attempt(ladder[rank.reshape(-1)].reshape(data.shape))):
                 return
 
-    def simplify_elements(self) -> None:
+    def simplify_elements(self) -> Steps:
         dtype = self.best.data.dtype
         for position in range(self.best.data.size):
             if self.left <= 0:
@@ -281,31 +289,45 @@ class _Search:
                     break
                 data = self.best.data.copy()
                 data.reshape(-1)[position] = np.array(value, object if dtype.kind in "iu" else np.float64).astype(dtype)
-                if self.attempt(data):
+                if (yield from self.attempt(data)):
                     break
 
 
-def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) -> Case:
-    """The simplest case reachable from ``case`` for which ``fails`` still holds."""
-    search = _Search(case, fails, budget)
+def proposals(case: Case, budget: int = BUDGET) -> Generator[Case, bool, Case]:
+    """The candidates simpler than ``case`` worth trying, one at a time (each is sent back whether
+    it still fails the same way: the next is simpler than the simplest that did), at most
+    ``budget`` of them; returns the simplest case that failed."""
+    search = _Search(case, budget)
     tensor_type = spec.type_of(case.data.dtype)
     numeric = tensor_type is not None and tensor_type.family in ("float", "float8", "signed", "unsigned")
     while search.left > 0:
         before = search.best
         if numeric:
-            search.fewer_values()
+            yield from search.fewer_values()
         if search.shapeable:
-            search.slice_other_axes()
-            search.drop_axes()
-            search.merge_axes()
+            yield from search.slice_other_axes()
+            yield from search.drop_axes()
+            yield from search.merge_axes()
             reduced = search.reduced_axis()
             for dim in [reduced, *(d for d in range(search.best.data.ndim) if d != reduced)]:
-                search.cut(dim)
-                search.shorten(dim)
+                yield from search.cut(dim)
+                yield from search.shorten(dim)
         if numeric:  # bool, complex and unknown types keep their values
-            search.revalue()
-            search.simplify_elements()
-        search.drop_attributes()
+            yield from search.revalue()
+            yield from search.simplify_elements()
+        yield from search.drop_attributes()
         if search.best is before:
             break
     return search.best
+
+
+def minimize(case: Case, fails: Callable[[Case], bool], budget: int = BUDGET) -> Case:
+    """The simplest case reachable from ``case`` for which ``fails`` still holds: ``proposals``
+    tried to the end through ``fails``."""
+    search = proposals(case, budget)
+    try:
+        candidate = next(search)
+        while True:
+            candidate = search.send(fails(candidate))
+    except StopIteration as done:
+        return done.value

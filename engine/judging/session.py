@@ -18,11 +18,9 @@ not recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-
-import numpy as np
 
 import spec
 from engine.asking.calls import Node, Packed, Reply
@@ -32,7 +30,7 @@ from engine.contract.forms import SYMBOLIC
 from engine.judging import ahead
 from engine.judging.asker import Asker
 from engine.judging.bookkeeping import Key, TestState, failure_of, faults_allowed, key_of
-from engine.judging.judge import Judgement, judge, prepare
+from engine.judging.judge import Ask, Judgement, prepare, verdict
 from engine.judging.minimize import minimize
 from engine.judging.pack_search import smallest_pack
 from engine.judging.recorder import Recorder
@@ -147,13 +145,6 @@ class Session(Asker, Recorder):
         if reply.status in FAULTS:
             state.faults += 1
             self.faults += 1
-
-        def again(data: np.ndarray, attributes: Mapping[str, int]) -> Reply:
-            """The judge asks once more, to sharpen a failure's blame: the same input again or a variant."""
-            if data is case.data and attributes == case.attributes:
-                return self._asked(case)
-            return self.call(data, case.version, attributes)
-
         if reply.nodes > 1:
             judgement = self._judged_as_answered(case, suite, reply)
             if reply.status == UNSUPPORTED:
@@ -161,14 +152,13 @@ class Session(Asker, Recorder):
             elif judgement.failed and not all(key_of(judgement, f) in state.aside for f in judgement.failures):
                 # (A packed failure whose every clause and problem this test has confirmed alone
                 # already is one more occurrence of a known failure: not asked again.)
-                judgement = self._judged_alone(case, suite, judgement, again)
+                judgement = self._judged_alone(case, suite, judgement)
             elif not {_oddity(record) for record in judgement.census if _odd(record)} <= state.confirmed:
                 # (An oddity this test has seen alone already is one more occurrence of it.)
-                judgement = self._census_alone(case, suite, again)
+                judgement = self._census_alone(case, suite)
                 state.confirmed.update(_oddity(record) for record in judgement.census if _odd(record))
         else:
-            judgement = judge(spec.load(case.version), case, reply, suite, again,
-                              lambda: self._census_second_answer(case))
+            judgement = self._verdict(case, suite, reply)
         judgement.result.test, judgement.result.form = self.test_id, self.form
         for census in judgement.census:
             census.form = self.form
@@ -180,36 +170,47 @@ class Session(Asker, Recorder):
             state.recorded.add(key)
         return judgement
 
-    def _judged_as_answered(self, case: Case, suite: str, reply: Reply) -> Judgement:
-        """The judgement of an answer as it came, without the re-asks that sharpen a failure's
-        blame: for an answer from a packed model they would be one-node models, and a failure is
-        asked alone anyway; for a counterexample asked once more, only whether it fails matters."""
+    def _verdict(self, case: Case, suite: str, reply: Reply, as_answered: bool = False) -> Judgement:
+        """``reply`` judged (judge.verdict), the session asking what judging asks for: the census's
+        second answer, and the case's input once more, to sharpen a failure's blame (the same call:
+        asked ahead, or now; a variant of its attributes). ``as_answered``: the answer as it came,
+        without those re-asks (the same call answered with ``reply``, a variant refused): for an
+        answer from a packed model they would be one-node models, and a failure is asked alone
+        anyway; for a counterexample asked once more, only whether it fails matters."""
         refused = Reply(RAISED, None, "not asked: the answer is judged as it came", 0.0)
-        return judge(spec.load(case.version), case, reply, suite,
-                     lambda data, attributes: reply if attributes == case.attributes else refused,
-                     lambda: self._census_second_answer(case))
+        asked: list[Reply] = []
+        second = None
+        while isinstance(step := verdict(spec.load(case.version), case, reply, suite, asked, second), Ask):
+            if step.second:
+                second = self._census_second_answer(case)
+            elif step.attributes == case.attributes:
+                asked.append(reply if as_answered else self._asked(case))
+            else:
+                asked.append(refused if as_answered else self.call(case.data, case.version, step.attributes))
+        return step
 
-    def _judged_alone(self, case: Case, suite: str, packed: Judgement,
-               again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
+    def _judged_as_answered(self, case: Case, suite: str, reply: Reply) -> Judgement:
+        return self._verdict(case, suite, reply, as_answered=True)
+
+    def _judged_alone(self, case: Case, suite: str, packed: Judgement) -> Judgement:
         """A case that failed in a packed model, asked again alone (a one-node model). Failing
         there too, it is judged from that answer, exactly as without packing; answering right,
         the packed failure is a finding of its own, marked with the pack's node count. A twin
         is asked right after its case, as one by one: its failure may be the state the case left."""
-        alone = judge(spec.load(case.version), case, self._asked_again(case), suite, again)
+        alone = self._verdict(case, suite, self._asked_again(case))
         if not alone.failed:
             packed.result.packed = packed.reply.nodes
             return packed
         return alone
 
-    def _census_alone(self, case: Case, suite: str,
-                      again: Callable[[np.ndarray, Mapping[str, int]], Reply]) -> Judgement:
+    def _census_alone(self, case: Case, suite: str) -> Judgement:
         """A census answer from a packed model that fits no policy, is flagged or changed when
         asked again, judged from a one-node model instead (asked twice, as one by one): the
         census records the runtime's policy, never a bug that only its packed models have. Once a
         one-node model has shown an oddity, the test takes its other packed occurrences as they came."""
         first = self.call(case.data, case.version, case.attributes)
         # The packed judgement took the second answer asked ahead: this one is asked now, alone.
-        return judge(spec.load(case.version), case, first, suite, again, lambda: self._census_second_answer(case))
+        return self._verdict(case, suite, first)
 
     def _faults_allowed(self) -> int:
         return faults_allowed(self.faults)
@@ -255,6 +256,8 @@ class Session(Asker, Recorder):
                                judgement.result.kind, failure.problem))
 
     def _minimized(self, judgement: Judgement, key: Key) -> Judgement:
+        """The failure's simplest case (engine.judging.minimize), each candidate judged as any case
+        (but not recorded): it still fails where it fails with ``key``."""
         suite = judgement.result.suite
 
         def fails(candidate: Case) -> bool:
