@@ -52,9 +52,9 @@ def _odd(record: CensusRecord) -> bool:
     return not record.fits or bool(record.flags) or record.deterministic is False
 
 
-def _oddity(record: CensusRecord) -> tuple:
-    """What makes a census answer odd: its topic, group, policies, flags and determinism."""
-    return record.topic, record.group, tuple(record.fits), tuple(record.flags), record.deterministic
+def _oddities(judgement: Judgement) -> set[tuple]:
+    """What makes its census answers odd: each one's topic, group, policies, flags and determinism."""
+    return {(r.topic, r.group, tuple(r.fits), tuple(r.flags), r.deterministic) for r in judgement.census if _odd(r)}
 
 
 class Session(Asker, Recorder):
@@ -148,10 +148,10 @@ class Session(Asker, Recorder):
                 # (A packed failure whose every clause and problem this test has confirmed alone
                 # already is one more occurrence of a known failure: not asked again.)
                 judgement = self._judged_alone(case, suite, judgement)
-            elif not {_oddity(record) for record in judgement.census if _odd(record)} <= state.confirmed:
+            elif not _oddities(judgement) <= state.confirmed:
                 # (An oddity this test has seen alone already is one more occurrence of it.)
                 judgement = self._census_alone(case, suite)
-                state.confirmed.update(_oddity(record) for record in judgement.census if _odd(record))
+                state.confirmed |= _oddities(judgement)
         else:
             judgement = self._verdict(case, suite, reply)
         judgement.result.test, judgement.result.form = self.test_id, self.form
