@@ -7,6 +7,7 @@ inputs those rules tell apart are incoherent."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from functools import cache
@@ -231,6 +232,21 @@ def test_an_observation_whose_input_was_not_kept_is_no_example() -> None:
     large = CensusRecord(13, "float", "C14", None, {"axis": 0}, None, [], flags=["not-an-index"])
     examples = census_examples([large, kept], {"float"})
     assert examples == [kept]
+
+
+def test_the_examples_do_not_depend_on_the_order_records_arrive_in() -> None:
+    """Test processes hand their records over in the order they finish, which differs from run
+    to run: the same records must show the same examples."""
+    rng = np.random.default_rng(0)
+    records = [CensusRecord(13, type_name, "C14", to_tensor(rng.random(2).astype(np.float32)), {"axis": axis},
+                            to_tensor(np.array([0])), ["first"], form=form)
+               for type_name in ("float", "double") for axis in (0, -1) for form in ("symbolic", "static")]
+    shown = _entry(*records)["examples"]
+    assert len(shown) < len(records)
+    for seed in range(5):
+        shuffled = list(records)
+        random.Random(seed).shuffle(shuffled)
+        assert _entry(*shuffled)["examples"] == shown
 
 
 def test_tie_answers_that_all_follow_one_policy_are_coherent() -> None:

@@ -23,6 +23,7 @@ from engine.judging.session import Session
 from generators.quotas import CENSUS_QUOTA
 from results import RawRun
 from results.verdict import CONFORMANT, standings
+from tests.suite_runs import suite_session
 from tests.test_generators import sample
 from zoo.correct import numpy_argmin
 
@@ -196,3 +197,50 @@ def test_only_runtimes_that_keep_compiled_models_get_a_folder(impl: str, tmp_pat
     settings = validate({"impl": impl, "compile_cache": str(tmp_path)})
     assert compile_cache_folder(settings) is None
     assert compile_cache_folder(validate({"impl": "openvino", "compile_cache": "off"})) is None
+
+
+def _minimized_cards(impl: str, folder: Path, compile_key: str) -> tuple[list[tuple], int]:
+    """Each property failure's form, clause and simplest input, and the models compiled."""
+    chosen = validate({"impl": impl, "versions": "13", "dtypes": "float", "profile": "quick", "seed": "7",
+                       "isolation": "none", "forms": "symbolic,static,initializer", "schedule": "on",
+                       "compile_key": compile_key, "report_dir": str(folder)})
+    session, _ = suite_session(chosen, "property")
+    return sorted((r.form, r.clause, tuple(r.counterexample.input.shape),
+                   tuple(r.counterexample.input.values), tuple(sorted(r.counterexample.attributes.items())))
+                  for r in session.results if r.counterexample is not None and r.counterexample.minimized), \
+        session.compiles
+
+
+def test_a_failure_of_a_quota_form_is_minimized_in_the_symbolic_form_first(tmp_path: Path) -> None:
+    """For a runtime that compiles per node, each candidate of the initializer form is a compile,
+    where one symbolic node serves every shape of its signature: the failure is minimized there,
+    and its simplest input is the card once the test's own form fails on it too. The same cards
+    as minimizing in each form, for fewer models; a bug the symbolic form does not show (one-node
+    static models only) is minimized in its own form."""
+    everywhere = "model:tests/impls/model_packing.py:off_by_one"
+    scouted, compiled = _minimized_cards(everywhere, tmp_path / "node", "node")
+    alone, compiled_alone = _minimized_cards(everywhere, tmp_path / "model", "model")  # no scout for this key
+    assert {form for form, *_ in scouted} == {"symbolic", "static", "initializer"}
+    assert scouted == alone and compiled < 0.7 * compiled_alone, (compiled, compiled_alone)
+    static_only = "model:tests/impls/model_packing.py:wrong_alone"
+    cards, _ = _minimized_cards(static_only, tmp_path / "static", "node")
+    assert cards and {form for form, *_ in cards} == {"static"}
+    assert cards == _minimized_cards(static_only, tmp_path / "static-model", "model")[0]
+
+
+def test_a_schedule_signature_that_does_not_compile_alone_costs_no_failing_pack(tmp_path: Path) -> None:
+    """Like IREE, whose symbolic ArgMin of rank 4 or more does not compile: the schedule's model is
+    split down to the signatures that fail alone, and a pack holding a case of one is split without
+    being compiled (it would fail): every refused model is one of the split's, a few per process."""
+    from tests.impls import fake_compiler
+
+    fake_compiler.REFUSED.clear()
+    chosen = validate({"impl": "model:tests.impls.fake_compiler:refusing_rank_4_symbolic", "versions": "13",
+                       "dtypes": "float", "profile": "standard", "seed": "7", "isolation": "none",
+                       "forms": "symbolic", "schedule": "on", "report_dir": str(tmp_path)})
+    session, _ = suite_session(chosen, "property")
+    refused = [r for r in session.results if r.outcome == "error" and r.clause == "C1"]
+    assert refused and all(len(r.counterexample.input.shape) >= 4 for r in refused if r.counterexample)
+    # A split of the schedule's 24 signatures compiles at most 47 models, and each refused
+    # signature's one-node model fails once more (cached). Compiling the packs too: 123.
+    assert len(fake_compiler.REFUSED) <= 3 * 24, fake_compiler.REFUSED

@@ -32,6 +32,7 @@ from reports.pages.standing import causes_line
 from results import RawRun
 from results.digest import results_digest
 from results.verdict import verdicts
+from tests.impls import model_packing
 from tests.suite_runs import suite_session
 from zoo.correct import numpy_argmin
 
@@ -253,6 +254,28 @@ def test_a_bug_only_packs_show_never_reaches_the_census(tmp_path: Path) -> None:
     assert session.compiles < session.calls, "census inputs were packed"
     odd = [r for r in session.census if not r.fits or r.flags or r.deterministic is False]
     assert session.census and not odd, odd[:3]
+
+
+def test_a_census_oddity_a_one_node_model_shows_too_is_asked_alone_once(tmp_path: Path) -> None:
+    """A NaN answer no policy fits, in every model: the first packed one is asked again alone,
+    which shows it too; the test's other packed occurrences are taken as they came, one more
+    occurrence of what the census already holds. The census reads as without packing."""
+    runs = {}
+    for packing in ("off", "on"):
+        model_packing.NODES.clear()
+        counted = "model:tests.impls.model_packing:nan_answers_shifted"  # by module: NODES is this module's
+        runs[packing] = suite_session(settings(counted, packing, tmp_path, profile="standard"),
+                                      "census")[0]
+        alone = model_packing.NODES.count(1)
+    on, off = runs["on"], runs["off"]
+    oddities = {packing: sorted({(r.topic, tuple(r.fits), tuple(r.flags)) for r in run.census})
+                for packing, run in runs.items()}
+    odd = [r for r in on.census if not r.fits]
+    assert len(odd) > 20 and oddities["on"] == oddities["off"], oddities
+    assert len(on.census) == len(off.census)
+    # In the static form every input asked alone is a one-node model of its own (70 of them
+    # when each odd input was asked alone); the witnesses and probes are one-node models too.
+    assert alone < len(odd) / 2, (alone, len(odd))
 
 
 def test_a_bug_only_one_node_models_show_is_found_by_the_witnesses(tmp_path: Path) -> None:

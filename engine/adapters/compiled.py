@@ -47,6 +47,11 @@ class Compiled:
     declared: Sequence[Declared] | None = None
 
 
+class PackRefused(Exception):
+    """A pack not compiled: it holds a case whose signature does not compile alone
+    (engine.adapters.signatures). Raised as the failing compile would be: the pack is split."""
+
+
 class Cache:
     """LRU of compiled models (or compile failures) per key."""
 
@@ -183,6 +188,8 @@ class ModelArgMin(ABC):
         served = self._signatures.serve(datas, opset, attributes, schedule) \
             if form == SYMBOLIC and self.signature_models else {}
         rest = [index for index in range(len(datas)) if index not in served]
+        if len(rest) > 1 and any(self._signatures.refuses(datas[i], opset, attributes[i]) for i in rest):
+            raise PackRefused(f"a case's signature does not compile alone: a pack of {len(rest)} would not either")
         answers = dict(served)
         if len(rest) == 1:
             answers[rest[0]] = self.answer(form, datas[rest[0]], opset, attributes[rest[0]])

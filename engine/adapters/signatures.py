@@ -24,7 +24,10 @@ compiles), so that a runtime refusing one attribute value (IREE's select_last_in
 a whole rank (IREE's symbolic rank 4) costs a few attempts, and the cases it cannot serve go
 through packs, as they would without this module. A call that fails raises, as a pack does: the
 caller (engine.asking.worker.answers) splits the cases in halves, which run on the same compiled
-models."""
+models. A schedule's model is split down to the signatures that do not compile alone (its ranks
+are mixed, so both halves failing says nothing of either), and those are kept (``refuses``): a
+pack holding one of them would fail to compile too, so it is not compiled (the adapter raises at
+once and the pack is split as if it had been)."""
 
 from __future__ import annotations
 
@@ -86,6 +89,7 @@ class SignatureModels:
         # compile cache holds it.
         self._models: dict[Key, onnx.ModelProto] = {}
         self._schedules: dict[tuple, list[Part]] = {}  # a schedule's models, by version, type and slots
+        self._refused: set[tuple[int, str, Slot]] = set()  # (version, type, slot) whose one-node model did not compile
 
     def serve(self, datas: Sequence[np.ndarray], opset: int, attributes: Sequence[Mapping[str, int]],
               schedule: Schedule | None = None) -> dict[int, Reply]:
@@ -119,8 +123,12 @@ class SignatureModels:
         """The compiled parts of the model of a schedule's ``slots``."""
         key = (opset, dtype.str, slots)
         if key not in self._schedules:
-            self._schedules[key] = self._split(opset, dtype, list(slots)) if slots else []
+            self._schedules[key] = self._split(opset, dtype, list(slots), exhaustive=True) if slots else []
         return self._schedules[key]
+
+    def refuses(self, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> bool:
+        """Whether a schedule's split found that this case's signature does not compile alone."""
+        return (opset, data.dtype.str, (data.ndim, signature(attributes))) in self._refused
 
     def _parts_for(self, key: Key, dtype: np.dtype, count: int) -> list[Part]:
         """The compiled parts of ``key``'s signature model, where it is worth using now."""
@@ -146,9 +154,9 @@ class SignatureModels:
                             [dict(s) for _, s in slots])
 
     def _split(self, opset: int, dtype: np.dtype, slots: list[Slot],
-               model: onnx.ModelProto | None = None) -> list[Part]:
+               model: onnx.ModelProto | None = None, exhaustive: bool = False) -> list[Part]:
         """Parts covering what compiles of ``slots``: all of them in one, else halves; a failing
-        half is split again only where its sibling compiled."""
+        half is split again only where its sibling compiled, or always (``exhaustive``)."""
         try:
             part = self._part(opset, dtype, slots, model)
         except NotImplementedError:
@@ -159,11 +167,11 @@ class SignatureModels:
             return []
         half = len(slots) // 2
         first, second = (self._tried(opset, dtype, chunk) for chunk in (slots[:half], slots[half:]))
-        if first is None and second is None:
+        if first is None and second is None and not exhaustive:
             return []  # the rank (or something every half holds) does not compile: packs instead
         parts = []
         for found, chunk in ((first, slots[:half]), (second, slots[half:])):
-            parts += [found] if found is not None else self._split(opset, dtype, chunk)
+            parts += [found] if found is not None else self._split(opset, dtype, chunk, exhaustive=exhaustive)
         return parts
 
     def _tried(self, opset: int, dtype: np.dtype, slots: Sequence[Slot]) -> Part | None:
@@ -180,9 +188,14 @@ class SignatureModels:
         dummies = tuple(_dummy(rank, dtype) for rank, _ in slots)
         try:
             compiled = self._compile(model)
-            outputs = compiled.run(*[self._feed(dummy) for dummy in dummies])
         except NotImplementedError:
             raise
+        except Exception:
+            if len(slots) == 1:
+                self._refused.add((opset, dtype.str, slots[0]))
+            return None
+        try:
+            outputs = compiled.run(*[self._feed(dummy) for dummy in dummies])
         except Exception:
             return None
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(slots):

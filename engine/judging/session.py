@@ -18,7 +18,7 @@ not recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
@@ -26,11 +26,12 @@ import spec
 from engine.asking.calls import Node, Packed, Reply
 from engine.asking.isolation import Runner
 from engine.config.options import Settings, implementation
+from engine.contract.forms import SYMBOLIC
 from engine.judging import ahead
 from engine.judging.asker import Asker
-from engine.judging.bookkeeping import Key, TestState, failure_of, faults_allowed, key_of
+from engine.judging.bookkeeping import Key, TestState, failure_of, faults_allowed, key_of, oddities
 from engine.judging.judge import Ask, Judgement, prepare, verdict
-from engine.judging.minimize import proposals
+from engine.judging.minimize import minimize
 from engine.judging.pack_search import smallest_pack
 from engine.judging.recorder import Recorder
 from generators import Case
@@ -49,11 +50,6 @@ PACKED_SUITES = ("property", "census")
 
 class Nonconformance(AssertionError):
     """A case the implementation got wrong: it ends the Hypothesis search like any failed assertion."""
-
-
-def _odd(record: CensusRecord) -> bool:
-    """Whether a census answer fits no policy, is flagged, or changed when asked again."""
-    return not record.fits or bool(record.flags) or record.deterministic is False
 
 
 class Session(Asker, Recorder):
@@ -147,8 +143,10 @@ class Session(Asker, Recorder):
                 # (A packed failure whose every clause and problem this test has confirmed alone
                 # already is one more occurrence of a known failure: not asked again.)
                 judgement = self._judged_alone(case, suite, judgement)
-            elif any(_odd(record) for record in judgement.census):
+            elif not oddities(judgement.census) <= state.confirmed:
+                # (An oddity this test has seen alone already is one more occurrence of it.)
                 judgement = self._census_alone(case, suite)
+                state.confirmed.update(oddities(judgement.census))
         else:
             judgement = self._verdict(case, suite, reply)
         judgement.result.test, judgement.result.form = self.test_id, self.form
@@ -198,7 +196,8 @@ class Session(Asker, Recorder):
     def _census_alone(self, case: Case, suite: str) -> Judgement:
         """A census answer from a packed model that fits no policy, is flagged or changed when
         asked again, judged from a one-node model instead (asked twice, as one by one): the
-        census records the runtime's policy, never a bug that only its packed models have."""
+        census records the runtime's policy, never a bug that only its packed models have. Once a
+        one-node model has shown an oddity, the test takes its other packed occurrences as they came."""
         first = self.call(case.data, case.version, case.attributes)
         # The packed judgement took the second answer asked ahead: this one is asked now, alone.
         return self._verdict(case, suite, first)
@@ -247,20 +246,38 @@ class Session(Asker, Recorder):
                                judgement.result.kind, failure.problem))
 
     def _minimized(self, judgement: Judgement, key: Key) -> Judgement:
-        """The failure's simplest case (minimize.proposals), the session asking each candidate:
-        judged as any case (but not recorded), it still fails where it fails with ``key``."""
-        search = proposals(judgement.case)
-        try:
-            candidate = next(search)
-            while True:
-                found = self._settle(candidate, judgement.result.suite, record=False)
-                fails = found is not None and any(key_of(found, f) == key for f in found.failures)
-                if fails:
-                    self.state.remember(key, found)
-                candidate = search.send(fails)
-        except StopIteration as done:
-            simplest = done.value
+        """The failure's simplest case: its candidates (minimize.proposals) asked by the session,
+        each judged as any case (but not recorded); it still fails where it fails with ``key``.
+        Where a runtime compiles per node, scouted in the symbolic form first (``_scouted``)."""
+        suite = judgement.result.suite
+
+        def fails(candidate: Case) -> bool:
+            found = self._settle(candidate, suite, record=False)
+            if found is not None and any(key_of(found, f) == key for f in found.failures):
+                self.state.remember(key, found)
+                return True
+            return False
+
+        simplest = self._scouted(judgement, key, fails) or minimize(judgement.case, fails)
         return self.state.settled[simplest.key()] if simplest is not judgement.case else judgement
+
+    def _scouted(self, judgement: Judgement, key: Key, fails: Callable[[Case], bool]) -> Case | None:
+        """A failure of the static or initializer form, for a runtime that compiles per node,
+        minimized in the symbolic form (one compiled node a signature): the simplest case there,
+        where the test's form fails on it too (``fails``); else None (minimized in its own form)."""
+        if self.form == SYMBOLIC or self.settings.compile_key != "node" or SYMBOLIC not in (self.settings.forms or ()):
+            return None
+        suite = judgement.result.suite
+
+        def fails_symbolic(candidate: Case) -> bool:
+            reply = self.call_many([(candidate.data, candidate.version, candidate.attributes, SYMBOLIC)])[0]
+            judged = self._judged_as_answered(candidate, suite, reply)
+            return reply.status not in FAULTS and any(key_of(judged, f) == key for f in judged.failures)
+
+        if not fails_symbolic(judgement.case):
+            return None
+        simplest = minimize(judgement.case, fails_symbolic)
+        return simplest if simplest is not judgement.case and fails(simplest) else None
 
     def end(self) -> list[str]:
         """Close the test; one line per failure it found that tells against the headline

@@ -85,13 +85,20 @@ def _statuses(records: list[CensusRecord]) -> dict[str, int]:
     return tally
 
 
+def _smallest_first(record: CensusRecord) -> tuple:
+    """Small inputs first, then a total order of what was asked: records arrive in the order the
+    test processes finish their tests, which differs from run to run, and a run's report must not."""
+    return (math.prod(record.input.shape), record.input.shape, record.type_name, record.form or "",
+            record.input.values, sorted(record.attributes.items()))
+
+
 def _examples(records: list[CensusRecord], own_rule: set[str]) -> list[CensusRecord]:
     """A few observations: for types with a rule of their own or exceptions to their policy
     (``own_rule``), up to NO_LISTED_EXAMPLES answers that fit no named policy; then one per
     distinct (status, fitting policies, determinism, flags), so an incoherent topic shows the
     answers that disagree; small inputs first. Only observations whose input was kept (a large
     one is not recorded) can show what was asked."""
-    records = sorted((r for r in records if r.input is not None), key=lambda r: math.prod(r.input.shape))
+    records = sorted((r for r in records if r.input is not None), key=_smallest_first)
     picked = [r for r in records if r.type_name in own_rule and _bears_policy(r) and not r.fits][:NO_LISTED_EXAMPLES]
     kinds = {(r.status, frozenset(r.fits), r.deterministic, frozenset(r.flags)) for r in picked}
     for record in records:
@@ -107,8 +114,7 @@ def _faults(records: list[CensusRecord]) -> list[CensusRecord]:
     """One crash or hang per type, model form and status, the smallest input recorded: what a
     runtime's CI keeps as a test that must not crash (reports.regressions)."""
     chosen: dict[tuple, CensusRecord] = {}
-    for record in sorted((r for r in records if r.status in FAULTS and r.input is not None),
-                         key=lambda r: math.prod(r.input.shape)):
+    for record in sorted((r for r in records if r.status in FAULTS and r.input is not None), key=_smallest_first):
         chosen.setdefault((record.type_name, record.form, record.status), record)
     return list(chosen.values())
 

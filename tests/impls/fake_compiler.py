@@ -8,7 +8,10 @@ compile count does without a real compiler:
 - ``correct``: every type, right answers;
 - ``refuses_int16``: like a runtime without an int16 kernel (onnxruntime): any model with an
   int16 input is refused as unsupported when it is compiled;
-- ``refusing_int16``: the same as a model-level plug-in (``--impl model:...:refusing_int16``)."""
+- ``refusing_int16``: the same as a model-level plug-in (``--impl model:...:refusing_int16``);
+- ``refusing_rank_4_symbolic``: a model-level plug-in that, like IREE, does not compile a model
+  with a symbolic input of rank 4 or more (REFUSED counts the node counts of those it refused;
+  in-process runs, by module: ``model:tests.impls.fake_compiler:refusing_rank_4_symbolic``)."""
 
 from __future__ import annotations
 
@@ -50,6 +53,17 @@ def _refuse(model: onnx.ModelProto, refused: tuple[int, ...]) -> None:
 
 def refusing_int16(model: onnx.ModelProto) -> Callable[..., object]:
     _refuse(model, (onnx.TensorProto.INT16,))
+    return interpreter(model)
+
+
+REFUSED: list[int] = []
+
+
+def refusing_rank_4_symbolic(model: onnx.ModelProto) -> Callable[..., object]:
+    shapes = [i.type.tensor_type.shape.dim for i in model.graph.input]
+    if any(len(dims) >= 4 and any(d.HasField("dim_param") for d in dims) for dims in shapes):
+        REFUSED.append(len(model.graph.node))
+        raise RuntimeError("exceeded stack allocation limit")
     return interpreter(model)
 
 

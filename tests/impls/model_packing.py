@@ -6,6 +6,7 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
   elements, packed or not: the crash must be pinned on that one case;
 - ``wrong_fourth_node``: the node at position 3 of a model of more than 3 nodes answers the
   index after the right one (wrong at ArgMin-13, which decides ties): a bug only packed models show;
+- ``off_by_one``: every node of every model answers the index after the right one;
 - ``wrong_alone``: a one-node model with a static input answers the index after the right one:
   a bug only one-node models show (packed, or symbolic, it is right);
 - ``hang_on_three``: like crash_on_three, but it sleeps instead of dying;
@@ -19,6 +20,9 @@ of it (zoo.correct.numpy_argmin per node), with one deliberate bug tied to packi
   no case took (engine.adapters.signatures): a bug only signature models show;
 - ``wrong_in_first_pack``: the first packed model the process runs answers the index after the
   right one at every node, and no model after it: a bug seen once, never reproduced;
+- ``nan_answers_shifted``: a node whose input holds NaN answers the index after the right one,
+  in every model, packed or not: a census answer no policy fits, the same alone (NODES counts
+  the nodes of every model it compiles; in-process runs only);
 - ``outputs_shifted_after_eight``: a model of more than SHIFTED nodes binds every output after
   the SHIFTED-th one slot off (the output of node k is node k+1's, the last one the SHIFTED-th's):
   a deterministic bug only packs of more than eight nodes show, the same every time they are asked.
@@ -123,7 +127,19 @@ def _shifted(position: int, nodes: int, datas: list[np.ndarray], outputs: list[n
         outputs[SHIFTED:] = [*outputs[SHIFTED + 1:], outputs[SHIFTED]]
 
 
+def _nan_shifted(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+                 attributes: list[dict]) -> None:
+    if datas[position].dtype.kind == "f" and np.isnan(datas[position]).any():
+        _next_index(outputs, position)
+
+
+def _every_node(position: int, nodes: int, datas: list[np.ndarray], outputs: list[np.ndarray], static: bool,
+                attributes: list[dict]) -> None:
+    _next_index(outputs, position)
+
+
 correct = _runtime(lambda *_: None)
+off_by_one = _runtime(_every_node)
 crash_on_three = _runtime(_crash)
 hang_on_three = _runtime(_hang)
 abort_on_nan = _runtime(_abort_on_nan)
@@ -132,6 +148,12 @@ wrong_alone = _runtime(_alone)
 wrong_beside_keepdims_0 = _runtime(_beside_keepdims_0)
 wrong_among_dummies = _runtime(_among_dummies)
 outputs_shifted_after_eight = _runtime(_shifted)
+NODES: list[int] = []  # the nodes of every model ``nan_answers_shifted`` compiled, in order
+
+
+def nan_answers_shifted(model: onnx.ModelProto) -> Run:
+    NODES.append(len(model.graph.node))
+    return _runtime(_nan_shifted)(model)
 
 
 COMPILED: list[bytes] = []  # the models ``recording`` compiled, serialized, in order
