@@ -3,18 +3,13 @@ an isolation Runner, a batch ahead), judges each case, searches for failures and
 keeps and streams the results (engine.judging.recorder), and bounds the cost of crashes and hangs
 (engine.judging.bookkeeping).
 
-One test (a version and type of a suite) is a series of searches. Each search is a Hypothesis
-run over the test's strategy; when it finds a failure, the minimizer simplifies it (Hypothesis'
-own shrinker is not run: see engine.judging.run), and the failure is recorded with its
-counterexample. Its key (clause, type, problem) is then set aside and the next search looks for
-the others, so one bug never masks a second. A test whose cases all pass is a single search, as
-long as before.
-
-Counting: each distinct input is judged once per test (searches and Hypothesis' replays repeat inputs)
-and recorded once, as it first comes, unless it is part of the search's own failure, which is
-recorded at the end with its counterexample. A case that fails only in ways already set aside
-is recorded as another occurrence of that failure. Inputs first met while minimizing are
-not recorded."""
+A test (a version and type of a suite) is a series of searches: a Hypothesis run over the test's
+strategy that, on a failure, minimizes it (not Hypothesis' shrinker: engine.judging.run) and
+records it with its counterexample; its key (clause, type, problem) is then set aside and the next
+search looks for the others, so one bug never masks a second. Each distinct input is judged once
+per test and recorded once, as it first comes, unless it is the search's own failure (recorded
+at the end with its counterexample); a case failing only in ways set aside is another occurrence
+of that failure. Inputs first met while minimizing are not recorded."""
 
 from __future__ import annotations
 
