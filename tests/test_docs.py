@@ -1,7 +1,8 @@
 """The docs say what the program does: every page reachable from the index, the figures README
 quotes are performance.md's current ones, every command shown names a session and options that
-exist, the glossary is linked where its words are first used, and the first hour's template
-plug-in runs as written."""
+exist, the glossary is linked where its words are first used, the architecture's picture names
+every module of the engine and the reports where it is, and the first hour's template plug-in
+runs as written."""
 from __future__ import annotations
 
 import json
@@ -35,6 +36,32 @@ def _section(text: str, heading: str) -> str:
     start = text.index(f"## {heading}\n")
     end = text.find("\n## ", start + 1)
     return text[start:end if end > 0 else None]
+
+
+def _pictured(text: str) -> dict[str, set[str]]:
+    """The architecture's picture of the engine and the reports: each folder it draws (``engine``,
+    ``engine/asking``, ...) with the module names on its lines."""
+    picture = _section(text, "The picture").split("```\nengine/", 1)[1].split("```", 1)[0]
+    drawn: dict[str, set[str]] = {}
+    top = room = "engine"
+    for line in ("engine/" + picture).splitlines():
+        if re.match(r"\w+/", line):
+            top = room = line.split("/")[0]
+        elif re.match(r"  \w+/", line):
+            room = f"{top}/{line.split('/')[0].strip()}"
+        elif re.match(r"  \w+\.py", line):  # a module beside the rooms (the reports' front doors)
+            room = top
+        drawn.setdefault(room, set()).update(re.findall(r"\b[\w]+\.py\b", line))
+    return drawn
+
+
+def test_the_architectures_picture_names_every_module_of_the_engine_and_the_reports_where_it_is() -> None:
+    drawn = _pictured(_text("docs/explanation/architecture.md"))
+    folders = {path.parent.relative_to(ROOT).as_posix() for top in ("engine", "reports")
+               for path in (ROOT / top).rglob("*.py")}
+    modules = {folder: {p.name for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py"}
+               for folder in folders}
+    assert drawn == modules
 
 
 def test_the_index_and_the_site_list_every_page() -> None:

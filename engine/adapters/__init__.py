@@ -1,9 +1,8 @@
-"""Built-in plug-ins: onnxruntime, onnx.reference, OpenVINO, tract, any ONNX Backend API module,
-and a vendor's model-level plug-in (``model:``). Each builds the one-node ArgMin model itself, in
-the model form the case asks for (``engine.contract.forms``), and keeps what it compiled (``compiled``).
+"""The built-ins' adapters, one module a runtime, and a vendor's model plug-in (``model:``): each
+builds the model of a case's form (``models``) and keeps what it compiled (``compiled``)."""
 
-Each runtime's module imports the runtime only when its adapter is created, so importing this
-package costs onnx and nothing else."""
+# Each runtime's module imports the runtime only when its adapter is created: importing this
+# package costs onnx and nothing else.
 
 from .compiled import Cache, Compiled, ModelArgMin
 from .models import INPUT, OUTPUT, Declared, argmin_model, element_type, form_key, form_model, inferred_shape

@@ -1,2 +1,2 @@
-"""The run's configuration: its options and settings, the plan of tests, shards, and the
-requirements a run's virtualenv installs."""
+"""The run's configuration: its options and settings (options), --isa (isa), the tests a run's
+settings give and their schedules (plan, schedules), and --shard (shards)."""

@@ -1,6 +1,7 @@
 """One test's bookkeeping: what it has judged and recorded, the failures it has set aside, the
-other inputs that fail the same way (shown beside a counterexample), its share of the run's budget
-of crashes and hangs, and the lines it reports to pytest."""
+census oddities a one-node model has shown, the other inputs that fail the same way (shown beside
+a counterexample), its share of the run's budget of crashes and hangs, and the lines it reports
+to pytest."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from engine.asking.calls import Reply
 from engine.judging.judge import Failure, Judgement
 from generators import Case
+from results import CensusRecord
 from results.outcomes import FAULTS, UNSUPPORTED
 
 # Crashes or timeouts allowed per test before the test stops asking the implementation new inputs;
@@ -28,6 +30,13 @@ def key_of(judgement: Judgement, failure: Failure) -> Key:
 def failure_of(judgement: Judgement, key: Key) -> Failure:
     """The failure of ``judgement`` that ``key`` names."""
     return next(f for f in judgement.failures if key_of(judgement, f) == key)
+
+
+def oddities(census: list[CensusRecord]) -> set[tuple]:
+    """What makes each odd census answer (one that fits no policy, is flagged, or changed when
+    asked again) odd: its topic, group, policies, flags and determinism."""
+    return {(record.topic, record.group, tuple(record.fits), tuple(record.flags), record.deterministic)
+            for record in census if not record.fits or record.flags or record.deterministic is False}
 
 
 def faults_allowed(run_faults: int) -> int:

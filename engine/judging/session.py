@@ -24,7 +24,7 @@ from engine.config.options import Settings, implementation
 from engine.contract.forms import SYMBOLIC
 from engine.judging import ahead
 from engine.judging.asker import Asker
-from engine.judging.bookkeeping import Key, TestState, failure_of, faults_allowed, key_of
+from engine.judging.bookkeeping import Key, TestState, failure_of, faults_allowed, key_of, oddities
 from engine.judging.judge import Ask, Judgement, prepare, verdict
 from engine.judging.minimize import minimize
 from engine.judging.pack_search import smallest_pack
@@ -45,16 +45,6 @@ PACKED_SUITES = ("property", "census")
 
 class Nonconformance(AssertionError):
     """A case the implementation got wrong: it ends the Hypothesis search like any failed assertion."""
-
-
-def _odd(record: CensusRecord) -> bool:
-    """Whether a census answer fits no policy, is flagged, or changed when asked again."""
-    return not record.fits or bool(record.flags) or record.deterministic is False
-
-
-def _oddities(judgement: Judgement) -> set[tuple]:
-    """What makes its census answers odd: each one's topic, group, policies, flags and determinism."""
-    return {(r.topic, r.group, tuple(r.fits), tuple(r.flags), r.deterministic) for r in judgement.census if _odd(r)}
 
 
 class Session(Asker, Recorder):
@@ -148,10 +138,10 @@ class Session(Asker, Recorder):
                 # (A packed failure whose every clause and problem this test has confirmed alone
                 # already is one more occurrence of a known failure: not asked again.)
                 judgement = self._judged_alone(case, suite, judgement)
-            elif not _oddities(judgement) <= state.confirmed:
+            elif not oddities(judgement.census) <= state.confirmed:
                 # (An oddity this test has seen alone already is one more occurrence of it.)
                 judgement = self._census_alone(case, suite)
-                state.confirmed |= _oddities(judgement)
+                state.confirmed.update(oddities(judgement.census))
         else:
             judgement = self._verdict(case, suite, reply)
         judgement.result.test, judgement.result.form = self.test_id, self.form
@@ -251,8 +241,9 @@ class Session(Asker, Recorder):
                                judgement.result.kind, failure.problem))
 
     def _minimized(self, judgement: Judgement, key: Key) -> Judgement:
-        """The failure's simplest case (engine.judging.minimize), each candidate judged as any case
-        (but not recorded): it still fails where it fails with ``key``."""
+        """The failure's simplest case: its candidates (minimize.proposals) asked by the session,
+        each judged as any case (but not recorded); it still fails where it fails with ``key``.
+        Where a runtime compiles per node, scouted in the symbolic form first (``_scouted``)."""
         suite = judgement.result.suite
 
         def fails(candidate: Case) -> bool:

@@ -1,9 +1,8 @@
-"""The registry of built-in runtimes: one module per runtime (``engine/runtimes/<name>.py``),
-each holding one ``Runtime`` entry. The loader (engine.asking.loader), the options help, the replay
-snippets, the certificate and the environment all read these entries, so adding a runtime is
-its module here, its adapter in engine/adapters, and its tests.
+"""The registry of built-in runtimes: one module a runtime, each holding one ``Runtime`` entry
+that the loader, the options help, the replay snippets, the certificate and the environment read."""
 
-Importing this package costs the standard library only: noxfile reads it to know what to install."""
+# Adding a runtime is its module here, its adapter in engine/adapters, and its tests. Importing this
+# package costs the standard library only: noxfile reads it to know what to install.
 
 from __future__ import annotations
 
