@@ -16,10 +16,12 @@ from engine.adapters.signatures import SignatureModels
 from engine.asking.isolation import Runner
 from engine.config.options import compile_cache_folder, run_info, validate
 from engine.config.plan import Task
+from engine.contract.adapters import Schedule
 from engine.contract.forms import SYMBOLIC
 from engine.judging.run import run_all, run_task
 from engine.judging.run import test_cases as cases_of
 from engine.judging.session import Session
+from generators import schedule
 from generators.quotas import CENSUS_QUOTA
 from results import RawRun
 from results.verdict import CONFORMANT, standings
@@ -230,8 +232,9 @@ def test_a_failure_of_a_quota_form_is_minimized_in_the_symbolic_form_first(tmp_p
 
 def test_a_schedule_signature_that_does_not_compile_alone_costs_no_failing_pack(tmp_path: Path) -> None:
     """Like IREE, whose symbolic ArgMin of rank 4 or more does not compile: the schedule's model is
-    split down to the signatures that fail alone, and a pack holding a case of one is split without
-    being compiled (it would fail): every refused model is one of the split's, a few per process."""
+    split by rank, a rank that fails in both halves taken as refused, and a pack holding a case of a
+    refused signature is split without being compiled (it would fail): every refused model is one
+    of the split's, a few per process."""
     from tests.impls import fake_compiler
 
     fake_compiler.REFUSED.clear()
@@ -241,6 +244,36 @@ def test_a_schedule_signature_that_does_not_compile_alone_costs_no_failing_pack(
     session, _ = suite_session(chosen, "property")
     refused = [r for r in session.results if r.outcome == "error" and r.clause == "C1"]
     assert refused and all(len(r.counterexample.input.shape) >= 4 for r in refused if r.counterexample)
-    # A split of the schedule's 24 signatures compiles at most 47 models, and each refused
-    # signature's one-node model fails once more (cached). Compiling the packs too: 123.
-    assert len(fake_compiler.REFUSED) <= 3 * 24, fake_compiler.REFUSED
+    # The schedule's model, each refused rank's and its two halves, and each refused signature's
+    # one-node model once (cached): 33. Splitting down to single signatures: 62; compiling the
+    # packs too: 123.
+    assert len(fake_compiler.REFUSED) <= 40, fake_compiler.REFUSED
+
+
+def _scheduled_calls(size: int) -> tuple[list[tuple], Schedule]:
+    """A schedule of ``size`` ArgMin-13 signatures and one symbolic float call of each."""
+    slots = tuple(dict.fromkeys(entry.signature for entry in schedule.signatures(spec.load(13), "7:13:float", size)))
+    made = [(np.arange(2 ** rank, dtype=np.float32).reshape((2,) * rank)[::-1].copy(), 13, dict(attributes), SYMBOLIC)
+            for rank, attributes in slots]
+    return made, slots
+
+
+def test_a_schedules_compiles_are_not_charged_to_one_calls_timeout() -> None:
+    """Compiling a schedule's models takes many compiles (IREE: a dozen that fail, at a quarter of
+    a second each): the worker makes them before the calls, each allowed --timeout, so no call
+    times out that a one-node model answers within it."""
+    made, slots = _scheduled_calls(12)
+    with Runner(f"model:{FAKE}:slow_refusing_rank_4_symbolic", isolation="process", timeout=1.0) as runner:
+        replies = runner.call_many(made, pack=True, schedule=slots)
+    answered = [(call, reply) for call, reply in zip(made, replies, strict=True) if reply.status == "ok"]
+    assert all(reply.value.tolist() == right(call) for call, reply in answered)
+    assert len(answered) == sum(rank < 4 for rank, _ in slots)
+    assert {reply.status for reply in replies} == {"ok", "raised"}, {reply.error for reply in replies}
+
+
+def test_a_schedule_whose_models_hang_is_dropped_and_its_calls_asked_without() -> None:
+    made, slots = _scheduled_calls(2)
+    with Runner(f"model:{FAKE}:hanging_on_packs", isolation="process", timeout=1.0) as runner:
+        replies = runner.call_many(made, schedule=slots)
+        assert runner.unprepared == {slots}
+    assert [reply.value.tolist() for reply in replies] == [right(call) for call in made]

@@ -199,6 +199,11 @@ class ModelArgMin(ABC):
             answers.update((index, replace(answer, layout=layout)) for index, answer in zip(rest, packed, strict=True))
         return [answers[index] for index in range(len(datas))]
 
+    def prepare(self, opset: int, dtype: np.dtype, schedule: Schedule) -> None:
+        """Compile the signature models of a schedule (``signatures``) before its cases are asked."""
+        if self.signature_models:
+            self._signatures.prepare(opset, dtype, schedule)
+
     def answer_model(self, form: str, datas: Sequence[np.ndarray], opset: int,
                      attributes: Sequence[Mapping[str, int]]) -> list[Reply]:
         """One answer per node of exactly the packed model of these nodes, in this order

@@ -24,10 +24,12 @@ compiles), so that a runtime refusing one attribute value (IREE's select_last_in
 a whole rank (IREE's symbolic rank 4) costs a few attempts, and the cases it cannot serve go
 through packs, as they would without this module. A call that fails raises, as a pack does: the
 caller (engine.asking.worker.answers) splits the cases in halves, which run on the same compiled
-models. A schedule's model is split down to the signatures that do not compile alone (its ranks
-are mixed, so both halves failing says nothing of either), and those are kept (``refuses``): a
-pack holding one of them would fail to compile too, so it is not compiled (the adapter raises at
-once and the pack is split as if it had been)."""
+models. A schedule's model that does not compile is split by rank first (its ranks are mixed, so
+both halves failing would say nothing of either), each rank's model as above; what does not
+compile alone, or a rank both of whose halves fail, is kept (``refuses``): a pack holding one of
+those signatures would fail to compile too, so it is not compiled (the adapter raises at once and
+the pack is split as if it had been). A worker compiles a schedule's models before it asks the
+schedule's first cases (``prepare``), so that their compiles are not charged to one case's time."""
 
 from __future__ import annotations
 
@@ -53,6 +55,12 @@ Slot = tuple[int, Signature]  # a node's (input rank, attributes)
 
 def signature(attributes: Mapping[str, int]) -> Signature:
     return tuple(sorted(attributes.items()))
+
+
+def _valid(opset: int, schedule: Schedule) -> tuple[Slot, ...]:
+    """The schedule's signatures valid at ``opset`` (those a signature model holds)."""
+    codes = dummy_codes(opset)
+    return tuple(slot for slot in schedule if slot in codes)
 
 
 def _dummy(rank: int, dtype: np.dtype) -> np.ndarray:
@@ -89,7 +97,7 @@ class SignatureModels:
         # compile cache holds it.
         self._models: dict[Key, onnx.ModelProto] = {}
         self._schedules: dict[tuple, list[Part]] = {}  # a schedule's models, by version, type and slots
-        self._refused: set[tuple[int, str, Slot]] = set()  # (version, type, slot) whose one-node model did not compile
+        self._refused: set[tuple[int, str, Slot]] = set()  # (version, type, slot) taken as not compiling alone
 
     def serve(self, datas: Sequence[np.ndarray], opset: int, attributes: Sequence[Mapping[str, int]],
               schedule: Schedule | None = None) -> dict[int, Reply]:
@@ -112,22 +120,39 @@ class SignatureModels:
                 continue
             dtype = datas[indices[0]].dtype
             if schedule:
-                parts = self._scheduled(opset, dtype, tuple(slot for slot in schedule if slot in codes))
+                parts = self._scheduled(opset, dtype, _valid(opset, schedule))
             else:
                 parts = self._parts_for((opset, dtype.str, rank), dtype, len(cases))
             if parts:
                 self._run(parts, cases, served)
         return served
 
+    def prepare(self, opset: int, dtype: np.dtype, schedule: Schedule) -> None:
+        """Compile the models of a schedule's signatures of this version and type, ahead of its cases."""
+        self._scheduled(opset, dtype, _valid(opset, schedule))
+
     def _scheduled(self, opset: int, dtype: np.dtype, slots: tuple[Slot, ...]) -> list[Part]:
-        """The compiled parts of the model of a schedule's ``slots``."""
+        """The compiled parts of the model of a schedule's ``slots``: all of them in one, else
+        each rank's split (``_split``, what does not compile taken as refused)."""
         key = (opset, dtype.str, slots)
         if key not in self._schedules:
-            self._schedules[key] = self._split(opset, dtype, list(slots), exhaustive=True) if slots else []
+            self._schedules[key] = self._by_rank(opset, dtype, slots) if slots else []
         return self._schedules[key]
 
+    def _by_rank(self, opset: int, dtype: np.dtype, slots: tuple[Slot, ...]) -> list[Part]:
+        try:
+            whole = self._part(opset, dtype, slots)
+        except NotImplementedError:
+            return []  # the runtime does not support the type: packs say so case by case
+        if whole is not None:
+            return [whole]
+        ranks = dict.fromkeys(rank for rank, _ in slots)
+        return [part for rank in ranks for part in self._split(
+            opset, dtype, [slot for slot in slots if slot[0] == rank], refuse=True, failed=len(ranks) == 1)]
+
     def refuses(self, data: np.ndarray, opset: int, attributes: Mapping[str, int]) -> bool:
-        """Whether a schedule's split found that this case's signature does not compile alone."""
+        """Whether a schedule's split found that this case's signature does not compile alone
+        (or its rank's does not, both halves of it failing)."""
         return (opset, data.dtype.str, (data.ndim, signature(attributes))) in self._refused
 
     def _parts_for(self, key: Key, dtype: np.dtype, count: int) -> list[Part]:
@@ -153,25 +178,29 @@ class SignatureModels:
         return packed_model("symbolic", [_dummy(rank, dtype) for rank, _ in slots], opset,
                             [dict(s) for _, s in slots])
 
-    def _split(self, opset: int, dtype: np.dtype, slots: list[Slot],
-               model: onnx.ModelProto | None = None, exhaustive: bool = False) -> list[Part]:
-        """Parts covering what compiles of ``slots``: all of them in one, else halves; a failing
-        half is split again only where its sibling compiled, or always (``exhaustive``)."""
-        try:
-            part = self._part(opset, dtype, slots, model)
-        except NotImplementedError:
-            return []  # the runtime does not support the type (or the rank): packs say so case by case
-        if part is not None:
-            return [part]
+    def _split(self, opset: int, dtype: np.dtype, slots: list[Slot], model: onnx.ModelProto | None = None,
+               refuse: bool = False, failed: bool = False) -> list[Part]:
+        """Parts covering what compiles of ``slots``: all of them in one (unless that ``failed``
+        already), else halves; a failing half is split again only where its sibling compiled.
+        ``refuse``: where both halves fail, every slot is taken as refused."""
+        if not failed:
+            try:
+                part = self._part(opset, dtype, slots, model)
+            except NotImplementedError:
+                return []  # the runtime does not support the type (or the rank): packs say so case by case
+            if part is not None:
+                return [part]
         if len(slots) == 1:
             return []
         half = len(slots) // 2
         first, second = (self._tried(opset, dtype, chunk) for chunk in (slots[:half], slots[half:]))
-        if first is None and second is None and not exhaustive:
+        if first is None and second is None:
+            if refuse:
+                self._refused.update((opset, dtype.str, slot) for slot in slots)
             return []  # the rank (or something every half holds) does not compile: packs instead
         parts = []
         for found, chunk in ((first, slots[:half]), (second, slots[half:])):
-            parts += [found] if found is not None else self._split(opset, dtype, chunk, exhaustive=exhaustive)
+            parts += [found] if found is not None else self._split(opset, dtype, chunk, refuse=refuse, failed=True)
         return parts
 
     def _tried(self, opset: int, dtype: np.dtype, slots: Sequence[Slot]) -> Part | None:

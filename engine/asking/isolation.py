@@ -35,7 +35,7 @@ import pickle
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType, TracebackType
@@ -51,8 +51,9 @@ from engine.asking.loader import UsageError, check, describe, plugin_file, resol
 from engine.asking.packing import MAX_NODES, Layouts, Planner
 from engine.asking.pool import Pool
 from engine.asking.worker_process import WorkerProcess
-from engine.contract.adapters import Schedule
-from results.outcomes import CRASH, FAULTS, UNASKED
+from engine.contract.adapters import Schedule, schedule_compiles
+from engine.contract.forms import SYMBOLIC
+from results.outcomes import CRASH, FAULTS, OK, UNASKED
 
 ISOLATION_MODES = ("process", "none")
 # What a plug-in fails to import with when it reads a file or module its sandbox does not show.
@@ -94,6 +95,7 @@ class Runner:
         self.impl, self.isolation, self.timeout, self.memory_limit = impl, isolation, timeout, memory_limit
         self.limit = timeout  # the run's full --timeout: a pack's (``timeout`` may adapt for single calls)
         self.planner = Planner()  # which models the calls are asked in (engine.asking.packing)
+        self.unprepared: set[Schedule] = set()  # schedules whose models did not compile in time: asked without
         self.history = History()  # the models the current worker ran (engine.asking.history)
         self._spent = protocol.NONE  # what the in-process adapter had spent on models at the last reply
         check(impl)  # a malformed --impl is a UsageError before any worker starts
@@ -281,11 +283,9 @@ class Runner:
         if ready is None:
             return
         current, start = ready
-        refused = [self.planner.refused(calls, unit) for unit in units]
-        request = pickle.dumps(current.arena.pack(calls, units, refused, exact, schedule),
-                               protocol=pickle.HIGHEST_PROTOCOL)
-        with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
-            current.conn.send_bytes(request)
+        start = self._sent(current, start, calls, units, exact, schedule)
+        if start is None:
+            return
         layouts = Layouts(calls)
         while units:
             unit = units[0]
@@ -322,6 +322,37 @@ class Runner:
             if not exact:
                 self.planner.answered(calls, unit, replies)
 
+    def _sent(self, current: WorkerProcess, start: float, calls: Sequence[CallArgs], units: deque[list[int]],
+              exact: bool, schedule: Schedule | None) -> float | None:
+        """Send the worker the request of ``units`` and wait until it has compiled the models of
+        a schedule new to it (``_prepared``): when the first reply's time starts, or None where
+        the schedule did not compile in time (the units are then asked again without it)."""
+        schedule = None if schedule in self.unprepared else schedule
+        prepare = [] if exact or schedule is None else _to_prepare(calls, units, schedule, current.prepared)
+        refused = [self.planner.refused(calls, unit) for unit in units]
+        request = pickle.dumps((prepare, current.arena.pack(calls, units, refused, exact, schedule)),
+                               protocol=pickle.HIGHEST_PROTOCOL)
+        with contextlib.suppress(OSError):  # the worker died before or while reading it: read its death below
+            current.conn.send_bytes(request)
+        if not prepare:
+            return start
+        return time.perf_counter() if self._prepared(current, start, prepare, schedule) else None
+
+    def _prepared(self, current: WorkerProcess, start: float, prepare: list[tuple], schedule: Schedule) -> bool:
+        """Whether the worker compiled the models of the schedules ``prepare`` lists within a
+        --timeout per compile they may take (worker.prepared). Where it hung or crashed instead,
+        no case is charged with it: the schedule is dropped for the rest of the run, and the calls
+        are asked again, through packs, in a fresh worker."""
+        reply = next_reply(current, start, self.limit * schedule_compiles(schedule), self.memory_limit)
+        if reply.status == OK:
+            current.prepared.update(prepare)
+            return True
+        if not current.ended:  # (not read: replies it may still send would be taken for the calls')
+            current.kill()
+        self.pool.current = None
+        self.unprepared.add(schedule)
+        return False
+
     def _loaded(self, units: deque[list[int]], replies: dict[int, Reply]) -> tuple[WorkerProcess, float] | None:
         """The current worker (started where there is none) once it has loaded the implementation,
         and when it was ready; None where it did not load: the first call of ``units`` then gets
@@ -352,3 +383,12 @@ class Runner:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def _to_prepare(calls: Sequence[CallArgs], units: Iterable[Sequence[int]], schedule: Schedule,
+                prepared: set[tuple]) -> list[tuple]:
+    """The schedules ``(version, dtype, schedule)`` of the symbolic calls in ``units`` that the
+    worker has not compiled yet (``prepared``)."""
+    wanted = dict.fromkeys((calls[index][1], calls[index][0].dtype, schedule) for unit in units for index in unit
+                           if calls[index][3] == SYMBOLIC)
+    return [item for item in wanted if item not in prepared]

@@ -259,6 +259,19 @@ def answers(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attri
         yield _unpacked(answered, data, attrs, share)
 
 
+def prepared(fn: Any, schedules: list[tuple[int, np.dtype, Schedule]]) -> Reply:
+    """Compile the models of each schedule (an adapter's ``prepare``, where it has one) before its
+    cases are asked: the process that owns the run allows this reply a --timeout per compile
+    (engine.contract.adapters.schedule_compiles), where a case's reply gets one. What fails here
+    fails again when a case asks it, and is that case's answer; the models' cost is charged to
+    the first case's reply."""
+    start = time.perf_counter()
+    for version, dtype, schedule in schedules:
+        with contextlib.suppress(Exception):
+            getattr(fn, "prepare", lambda *_: None)(version, dtype, schedule)
+    return Reply(OK, None, None, time.perf_counter() - start)
+
+
 def _exactly(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
              form: str | None) -> Iterator[Reply]:
     """The replies of exactly the packed model of these nodes (``answer_model``), never split: a
@@ -351,9 +364,11 @@ def main(argv: list[str]) -> None:
 def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: int | None, arena_fd: int,
           compile_cache: str | None = None) -> None:
     """Worker main: load ``impl`` (only here: the parent never imports it), send back what it
-    is or why it did not load, then answer batches of packs of calls
-    ``[([data, ...], version, [attributes, ...], form, refused, exact, schedule), ...]`` (see ``answers``)
-    until the parent closes the connection or the implementation crashes (out of memory, sys.exit).
+    is or why it did not load, then answer requests ``(prepare, packs)`` until the parent closes
+    the connection or the implementation crashes (out of memory, sys.exit): first, where
+    ``prepare`` lists schedules ``(version, dtype, schedule)``, their models compiled (``prepared``),
+    then the packs of calls ``[([data, ...], version, [attributes, ...], form, refused, exact,
+    schedule), ...]`` (see ``answers``).
     What it compiles goes to ``compile_cache`` (its runtime's folder of the compile cache), where
     it has one. The parent set up everything else: stdout and stderr (the implementation's log),
     the temporary folder, the sandbox, the process group."""
@@ -387,7 +402,10 @@ def serve(conn: Connection, impl: str, path: list[str], cwd: str, memory_limit: 
         # A batch of packs (a pack of one is a plain call): one reply per call, in order, as its pack ends.
         # A packed model's layout is sent with its first reply in the batch, the next ones say SAME.
         refusals, told = Refusals(), None
-        for datas, version, attributes, form, refused, exact, schedule in pickle.loads(request):
+        prepare, packs = pickle.loads(request)
+        if prepare:
+            conn.send_bytes(encode(prepared(fn, prepare)))
+        for datas, version, attributes, form, refused, exact, schedule in packs:
             datas = [_shared(arena, data) for data in datas]
             group = (version, datas[0].dtype.str, form)
             for reply in answers(fn, datas, version, attributes, form, refusals.refused(group, refused), exact,

@@ -74,6 +74,7 @@ class WorkerProcess:
 
     def __init__(self, launch: Launch, ahead: bool = False) -> None:
         self.ahead = ahead  # started before it was needed (pool.Pool.ready)
+        self.prepared: set[tuple] = set()  # the schedules whose models it compiled (worker.prepared)
         self.sandboxed = launch.sandbox.mechanism is not None
         self.arena = Arena()
         self.scratch = None if self.sandboxed else tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")

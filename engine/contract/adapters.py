@@ -47,3 +47,10 @@ def dummy_codes(version: int) -> dict[tuple[int, tuple[tuple[str, int], ...]], i
 # with each pack: (rank, the node's attributes as sorted pairs). In the symbolic form an adapter
 # that compiles per node serves them from one model a rank (engine.adapters.signatures).
 Schedule = tuple[tuple[int, tuple[tuple[str, int], ...]], ...]
+
+
+def schedule_compiles(schedule: Schedule) -> int:
+    """The most models compiling a schedule's takes (engine.adapters.signatures: the whole, then
+    each rank's split, at most 2k - 1 models for k signatures): the worker compiles them before it
+    answers the schedule's first calls, each compile allowed the run's --timeout."""
+    return 1 + 2 * len(schedule)

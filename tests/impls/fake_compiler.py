@@ -11,10 +11,14 @@ compile count does without a real compiler:
 - ``refusing_int16``: the same as a model-level plug-in (``--impl model:...:refusing_int16``);
 - ``refusing_rank_4_symbolic``: a model-level plug-in that, like IREE, does not compile a model
   with a symbolic input of rank 4 or more (REFUSED counts the node counts of those it refused;
-  in-process runs, by module: ``model:tests.impls.fake_compiler:refusing_rank_4_symbolic``)."""
+  in-process runs, by module: ``model:tests.impls.fake_compiler:refusing_rank_4_symbolic``);
+- ``slow_refusing_rank_4_symbolic``: the same, each compile taking a quarter of a second (IREE's
+  take about that much, failing or not), so a schedule's models take longer than one call may;
+- ``hanging_on_packs``: any model of more than one node hangs when compiled."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,6 +68,17 @@ def refusing_rank_4_symbolic(model: onnx.ModelProto) -> Callable[..., object]:
     if any(len(dims) >= 4 and any(d.HasField("dim_param") for d in dims) for dims in shapes):
         REFUSED.append(len(model.graph.node))
         raise RuntimeError("exceeded stack allocation limit")
+    return interpreter(model)
+
+
+def slow_refusing_rank_4_symbolic(model: onnx.ModelProto) -> Callable[..., object]:
+    time.sleep(0.25)
+    return refusing_rank_4_symbolic(model)
+
+
+def hanging_on_packs(model: onnx.ModelProto) -> Callable[..., object]:
+    if len(model.graph.node) > 1:
+        time.sleep(3600)
     return interpreter(model)
 
 
