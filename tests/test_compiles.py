@@ -265,6 +265,7 @@ def test_a_schedules_compiles_are_not_charged_to_one_calls_timeout() -> None:
     made, slots = _scheduled_calls(12)
     with Runner(f"model:{FAKE}:slow_refusing_rank_4_symbolic", isolation="process", timeout=1.0) as runner:
         replies = runner.call_many(made, pack=True, schedule=slots)
+        assert not runner.unprepared  # the schedule's models compiled, none dropped
     answered = [(call, reply) for call, reply in zip(made, replies, strict=True) if reply.status == "ok"]
     assert all(reply.value.tolist() == right(call) for call, reply in answered)
     assert len(answered) == sum(rank < 4 for rank, _ in slots)

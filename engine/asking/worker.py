@@ -269,7 +269,7 @@ def prepared(fn: Any, schedules: list[tuple[int, np.dtype, Schedule]]) -> Reply:
     for version, dtype, schedule in schedules:
         with contextlib.suppress(Exception):
             getattr(fn, "prepare", lambda *_: None)(version, dtype, schedule)
-    return Reply(OK, None, None, time.perf_counter() - start)
+    return Reply(OK, np.zeros(0, np.int64), None, time.perf_counter() - start)  # (an answer of no call)
 
 
 def _exactly(fn: Callable[..., Any], datas: list[np.ndarray], version: int, attributes: list[Mapping[str, int]],
